@@ -1,0 +1,1 @@
+//! Stream graphs on 2D-mesh many-cores: balancing, layout, routing, cycle-level NoC simulator

@@ -1,0 +1,6 @@
+//! Python functions of the NoC / stream-graph subsystem (crates/noc).
+use pyo3::prelude::*;
+
+pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! Packets, pcap/pcapng I/O, seeded synthetic traces, routing tables
