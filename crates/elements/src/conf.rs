@@ -1,0 +1,387 @@
+//! Configuration-string parsing shared by all elements, following Click's conventions
+//! (`click.5` / the Click element documentation): arguments are separated by commas at the top
+//! level (not inside quotes, parentheses, brackets, braces or `\<hex>` blocks); an argument
+//! whose first word is all capitals is a keyword argument (`INTERFACES 10.0.0.1/8`).
+use std::path::PathBuf;
+
+/// Split a configuration string into its top-level comma-separated arguments (trimmed).
+/// An empty (or all-blank) configuration has no arguments.
+pub fn split_args(s: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    let mut cur = String::new();
+    let mut depth = 0i32;
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' | '\'' => {
+                cur.push(c);
+                while let Some(d) = chars.next() {
+                    cur.push(d);
+                    if d == '\\' && c == '"' {
+                        if let Some(e) = chars.next() {
+                            cur.push(e);
+                        }
+                    } else if d == c {
+                        break;
+                    }
+                }
+            }
+            '\\' if chars.peek() == Some(&'<') => {
+                cur.push(c);
+                for d in chars.by_ref() {
+                    cur.push(d);
+                    if d == '>' {
+                        break;
+                    }
+                }
+            }
+            '(' | '[' | '{' => {
+                depth += 1;
+                cur.push(c);
+            }
+            ')' | ']' | '}' => {
+                depth -= 1;
+                cur.push(c);
+            }
+            ',' if depth <= 0 => {
+                args.push(cur.trim().to_string());
+                cur.clear();
+            }
+            _ => cur.push(c),
+        }
+    }
+    if !cur.trim().is_empty() || !args.is_empty() {
+        args.push(cur.trim().to_string());
+    }
+    args
+}
+
+/// Split an argument into whitespace-separated words (quotes keep spaces).
+pub fn split_words(s: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        if c == '"' {
+            cur.push(c);
+            while let Some(d) = chars.next() {
+                cur.push(d);
+                if d == '\\' {
+                    if let Some(e) = chars.next() {
+                        cur.push(e);
+                    }
+                } else if d == '"' {
+                    break;
+                }
+            }
+        } else if c.is_whitespace() {
+            if !cur.is_empty() {
+                words.push(std::mem::take(&mut cur));
+            }
+        } else {
+            cur.push(c);
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words
+}
+
+fn is_keyword(w: &str) -> bool {
+    !w.is_empty()
+        && w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+        && w.chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// Parsed arguments: positional ones in order, keyword ones by name. Elements take what they
+/// understand and call [`Args::finish`], which rejects anything left over.
+#[derive(Debug, Clone, Default)]
+pub struct Args {
+    pub class: String,
+    positional: Vec<String>,
+    next_pos: usize,
+    keywords: Vec<(String, String, bool)>,
+}
+
+impl Args {
+    /// Parse `config`; `keywords` lists the keyword names the class accepts (others stay
+    /// positional, which lets `Classifier` patterns like `12/0800` through untouched).
+    pub fn parse(class: &str, config: &str, keywords: &[&str]) -> Args {
+        let mut a = Args {
+            class: class.to_string(),
+            ..Default::default()
+        };
+        for arg in split_args(config) {
+            let mut it = arg.splitn(2, char::is_whitespace);
+            let first = it.next().unwrap_or("");
+            if is_keyword(first) && keywords.contains(&first) {
+                a.keywords.push((
+                    first.to_string(),
+                    it.next().unwrap_or("").trim().to_string(),
+                    false,
+                ));
+            } else {
+                a.positional.push(arg);
+            }
+        }
+        a
+    }
+
+    pub fn len_positional(&self) -> usize {
+        self.positional.len()
+    }
+
+    /// All positional arguments (for classes whose arguments are a list, e.g. Classifier).
+    pub fn take_all_positional(&mut self) -> Vec<String> {
+        let v = self.positional[self.next_pos..].to_vec();
+        self.next_pos = self.positional.len();
+        v
+    }
+
+    /// Next positional argument, or an error saying what was expected.
+    pub fn required(&mut self, what: &str) -> Result<String, String> {
+        self.optional()
+            .ok_or_else(|| format!("{}: missing argument {}", self.class, what))
+    }
+
+    pub fn optional(&mut self) -> Option<String> {
+        let v = self.positional.get(self.next_pos).cloned();
+        if v.is_some() {
+            self.next_pos += 1;
+        }
+        v
+    }
+
+    /// Keyword argument `name`, if given (the last one wins, as in Click).
+    pub fn keyword(&mut self, name: &str) -> Option<String> {
+        let mut found = None;
+        for (k, v, used) in self.keywords.iter_mut() {
+            if k == name {
+                *used = true;
+                found = Some(v.clone());
+            }
+        }
+        found
+    }
+
+    /// Keyword if given, else the next positional argument (Click allows both for many args).
+    pub fn keyword_or_positional(&mut self, name: &str) -> Option<String> {
+        self.keyword(name).or_else(|| self.optional())
+    }
+
+    /// Reject leftover arguments.
+    pub fn finish(&self) -> Result<(), String> {
+        if self.next_pos < self.positional.len() {
+            return Err(format!(
+                "{}: too many arguments: unexpected '{}'",
+                self.class, self.positional[self.next_pos]
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Parse a dotted-quad IPv4 address.
+pub fn parse_ip(s: &str) -> Result<[u8; 4], String> {
+    let s = s.trim();
+    let parts: Vec<&str> = s.split('.').collect();
+    if parts.len() != 4 {
+        return Err(format!("expected IP address, found '{s}'"));
+    }
+    let mut ip = [0u8; 4];
+    for (i, p) in parts.iter().enumerate() {
+        ip[i] = p
+            .parse::<u8>()
+            .map_err(|_| format!("expected IP address, found '{s}'"))?;
+    }
+    Ok(ip)
+}
+
+/// Parse `addr/len`, `addr/mask` or a bare address (a /32). Returns (address, prefix length);
+/// the address keeps its host bits (Click's `10.0.0.1/8` names an interface and its network).
+pub fn parse_prefix(s: &str) -> Result<([u8; 4], u8), String> {
+    let s = s.trim();
+    match s.split_once('/') {
+        None => Ok((parse_ip(s)?, 32)),
+        Some((a, l)) => {
+            let ip = parse_ip(a)?;
+            if let Ok(len) = l.parse::<u8>() {
+                if len > 32 {
+                    return Err(format!("prefix length {len} is over 32 in '{s}'"));
+                }
+                return Ok((ip, len));
+            }
+            let m = u32::from_be_bytes(
+                parse_ip(l).map_err(|_| format!("expected IP prefix, found '{s}'"))?,
+            );
+            let len = m.leading_ones();
+            if m.checked_shl(len).unwrap_or(0) != 0 {
+                return Err(format!("netmask in '{s}' is not contiguous"));
+            }
+            Ok((ip, len as u8))
+        }
+    }
+}
+
+/// Network mask of a prefix length.
+pub fn mask(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len as u32)
+    }
+}
+
+/// Parse an Ethernet address `00:00:c0:ae:67:ef` (or with `-`).
+pub fn parse_ether(s: &str) -> Result<[u8; 6], String> {
+    let s = s.trim();
+    let parts: Vec<&str> = s.split([':', '-']).collect();
+    if parts.len() != 6 {
+        return Err(format!("expected Ethernet address, found '{s}'"));
+    }
+    let mut e = [0u8; 6];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || p.len() > 2 {
+            return Err(format!("expected Ethernet address, found '{s}'"));
+        }
+        e[i] = u8::from_str_radix(p, 16)
+            .map_err(|_| format!("expected Ethernet address, found '{s}'"))?;
+    }
+    Ok(e)
+}
+
+/// Parse an unsigned integer (decimal, or 0x hex).
+pub fn parse_uint(s: &str) -> Result<u64, String> {
+    let s = s.trim();
+    let r = if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        u64::from_str_radix(h, 16)
+    } else {
+        s.parse::<u64>()
+    };
+    r.map_err(|_| format!("expected unsigned integer, found '{s}'"))
+}
+
+pub fn parse_bool(s: &str) -> Result<bool, String> {
+    match s.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "1" => Ok(true),
+        "false" | "no" | "0" => Ok(false),
+        other => Err(format!("expected true or false, found '{other}'")),
+    }
+}
+
+/// Remove surrounding double quotes and resolve backslash escapes; bare words pass through.
+pub fn unquote(s: &str) -> String {
+    let s = s.trim();
+    if s.len() >= 2 && s.starts_with('"') && s.ends_with('"') {
+        let inner = &s[1..s.len() - 1];
+        let mut out = String::new();
+        let mut it = inner.chars();
+        while let Some(c) = it.next() {
+            if c == '\\' {
+                match it.next() {
+                    Some('n') => out.push('\n'),
+                    Some('t') => out.push('\t'),
+                    Some(o) => out.push(o),
+                    None => {}
+                }
+            } else {
+                out.push(c);
+            }
+        }
+        out
+    } else if s.len() >= 2 && s.starts_with('\'') && s.ends_with('\'') {
+        s[1..s.len() - 1].to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// What elements may need from their surroundings at configuration time.
+#[derive(Clone, Debug, Default)]
+pub struct InitEnv {
+    /// Index of the element in the graph (state object ids derive from it).
+    pub index: u32,
+    /// Flattened element name.
+    pub name: String,
+    /// Directory relative file names in configurations resolve against (the config's folder).
+    pub base_dir: PathBuf,
+    /// Directory output files (ToDump) are written to when their names are relative.
+    pub out_dir: PathBuf,
+    /// Other elements' (name, class, config), for elements that refer to one another
+    /// (IPRewriter naming an IPRewriterPatterns pattern, ARPQuerier, ...).
+    pub peers: Vec<(String, String, String)>,
+}
+
+impl InitEnv {
+    pub fn resolve_input(&self, f: &str) -> PathBuf {
+        let p = PathBuf::from(f);
+        if p.is_absolute() {
+            p
+        } else {
+            self.base_dir.join(p)
+        }
+    }
+    pub fn resolve_output(&self, f: &str) -> PathBuf {
+        let p = PathBuf::from(f);
+        if p.is_absolute() {
+            p
+        } else {
+            self.out_dir.join(p)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_respects_nesting_quotes_and_hex() {
+        assert_eq!(split_args(""), Vec::<String>::new());
+        assert_eq!(
+            split_args("a, b(c, d), \"e,f\""),
+            vec!["a", "b(c, d)", "\"e,f\""]
+        );
+        assert_eq!(
+            split_args("12/0800 \\<45,00>, -"),
+            vec!["12/0800 \\<45,00>", "-"]
+        );
+        assert_eq!(split_args("a,"), vec!["a", ""]);
+    }
+
+    #[test]
+    fn keywords_and_positionals() {
+        let mut a = Args::parse(
+            "X",
+            "10.0.0.1, INTERFACES 1.2.3.4/8 5.6.7.8/24, 3",
+            &["INTERFACES"],
+        );
+        assert_eq!(a.required("addr").unwrap(), "10.0.0.1");
+        assert_eq!(a.keyword("INTERFACES").unwrap(), "1.2.3.4/8 5.6.7.8/24");
+        assert_eq!(a.optional().unwrap(), "3");
+        assert!(a.finish().is_ok());
+        let mut b = Args::parse("X", "1, 2", &[]);
+        b.required("a").unwrap();
+        assert!(b.finish().unwrap_err().contains("unexpected '2'"));
+    }
+
+    #[test]
+    fn addresses() {
+        assert_eq!(parse_ip("10.0.0.1").unwrap(), [10, 0, 0, 1]);
+        assert!(parse_ip("10.0.0").is_err());
+        assert!(parse_ip("10.0.0.256").is_err());
+        assert_eq!(parse_prefix("10.0.0.1/8").unwrap(), ([10, 0, 0, 1], 8));
+        assert_eq!(parse_prefix("18.26.4.0/255.255.255.0").unwrap().1, 24);
+        assert!(parse_prefix("1.2.3.4/255.0.255.0").is_err());
+        assert_eq!(
+            parse_ether("00:00:c0:ae:67:ef").unwrap(),
+            [0, 0, 0xc0, 0xae, 0x67, 0xef]
+        );
+        assert!(parse_ether("00:00:c0:ae:67").is_err());
+        assert_eq!(mask(8), 0xff00_0000);
+        assert_eq!(mask(0), 0);
+        assert_eq!(unquote("\"a\\\"b\""), "a\"b");
+    }
+}

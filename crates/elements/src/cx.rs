@@ -1,0 +1,117 @@
+//! The processing context handed to elements: where they emit packets, drop them with a reason,
+//! and record their costs (instructions and typed memory accesses) for the current visit.
+//! All buffers are reused across packets: recording a cost does not allocate once warmed up.
+use pktflow_model::{AccessKind, Fate, MemAccess, MemType, PacketTrace};
+use pktflow_traffic::Packet;
+
+#[derive(Default)]
+pub struct Cx {
+    /// Simulated time of the packet being processed (its trace timestamp), nanoseconds.
+    pub now_ns: u64,
+    pub(crate) element: u32,
+    pub(crate) instr: u32,
+    pub(crate) trace: PacketTrace,
+    pub(crate) out: Vec<(usize, Packet)>,
+}
+
+impl Cx {
+    pub fn new() -> Self {
+        Cx::default()
+    }
+
+    /// Index of the element currently running.
+    pub fn element(&self) -> u32 {
+        self.element
+    }
+
+    /// Count `n` instructions executed by the current visit.
+    #[inline]
+    pub fn instr(&mut self, n: u32) {
+        self.instr += n;
+    }
+
+    #[inline]
+    fn access(&mut self, mem: MemType, kind: AccessKind, bytes: u32, object: u32, key: u64) {
+        self.trace.accesses.push(MemAccess {
+            mem,
+            kind,
+            bytes,
+            at_instr: self.instr,
+            object,
+            key,
+        });
+    }
+
+    /// Read `bytes` of packet data (header or payload).
+    #[inline]
+    pub fn read_pkt(&mut self, bytes: u32) {
+        self.access(MemType::PacketData, AccessKind::Read, bytes, 0, 0);
+    }
+    #[inline]
+    pub fn write_pkt(&mut self, bytes: u32) {
+        self.access(MemType::PacketData, AccessKind::Write, bytes, 0, 0);
+    }
+    /// Read `bytes` of packet meta-data (annotations).
+    #[inline]
+    pub fn read_meta(&mut self, bytes: u32) {
+        self.access(MemType::PacketMeta, AccessKind::Read, bytes, 0, 0);
+    }
+    #[inline]
+    pub fn write_meta(&mut self, bytes: u32) {
+        self.access(MemType::PacketMeta, AccessKind::Write, bytes, 0, 0);
+    }
+    /// Stack / temporaries of the visit.
+    #[inline]
+    pub fn stack(&mut self, kind: AccessKind, bytes: u32) {
+        self.access(MemType::Stack, kind, bytes, 0, 0);
+    }
+
+    /// Global id of this element's state object number `obj`.
+    #[inline]
+    pub fn object_id(&self, obj: u8) -> u32 {
+        (self.element << 8) | obj as u32
+    }
+
+    /// Access to persistent static state (exists after initialization: tables, configuration).
+    /// `obj` numbers the element's state objects; `key` is the offset or key touched.
+    #[inline]
+    pub fn static_state(&mut self, kind: AccessKind, obj: u8, key: u64, bytes: u32) {
+        let id = self.object_id(obj);
+        self.access(MemType::StaticState, kind, bytes, id, key);
+    }
+    /// Access to persistent dynamic state (created or changed while processing: flow records,
+    /// queue slots, counters).
+    #[inline]
+    pub fn dynamic_state(&mut self, kind: AccessKind, obj: u8, key: u64, bytes: u32) {
+        let id = self.object_id(obj);
+        self.access(MemType::DynamicState, kind, bytes, id, key);
+    }
+
+    /// Send `p` out of output `port`.
+    #[inline]
+    pub fn emit(&mut self, port: usize, p: Packet) {
+        self.out.push((port, p));
+    }
+
+    /// Drop `p`, recording why.
+    pub fn drop_packet(&mut self, p: Packet, reason: &'static str) {
+        drop(p);
+        self.trace.fates.push(Fate::Drop {
+            element: self.element,
+            reason,
+        });
+    }
+
+    /// `p` leaves the graph through this (sink) element.
+    pub fn output(&mut self, p: Packet) {
+        drop(p);
+        self.trace.fates.push(Fate::Output {
+            element: self.element,
+        });
+    }
+
+    /// The trace being recorded (for tests and the runtime).
+    pub fn trace(&self) -> &PacketTrace {
+        &self.trace
+    }
+}

@@ -1,0 +1,143 @@
+//! The element trait: what every functional element implements, and its port description.
+//!
+//! Elements run single-threaded inside [`crate::runtime::Router`]. Instead of calling the next
+//! element directly (as Click's C++ does), an element hands packets to the context with
+//! [`Cx::emit`]; the runtime delivers them depth-first, so the visit order matches Click's.
+//! Every element records what it costs through the context: instructions executed and each
+//! memory access with its memory type (see `pktflow_model::cost`).
+use crate::cx::Cx;
+use pktflow_traffic::Packet;
+
+/// How a port moves packets (Click's push/pull processing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Processing {
+    Push,
+    Pull,
+    /// Push or pull, whichever its neighbours are (Click "a").
+    Agnostic,
+}
+
+/// Port counts and processing of a configured element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ports {
+    pub inputs: (usize, usize),
+    pub outputs: (usize, usize),
+    pub input_processing: Processing,
+    pub output_processing: Processing,
+}
+
+impl Ports {
+    /// Exactly `i` inputs and `o` outputs, agnostic (Click "a/a").
+    pub const fn agnostic(i: usize, o: usize) -> Self {
+        Ports {
+            inputs: (i, i),
+            outputs: (o, o),
+            input_processing: Processing::Agnostic,
+            output_processing: Processing::Agnostic,
+        }
+    }
+    /// Exactly `i` inputs and `o` outputs, push (Click "h/h").
+    pub const fn push(i: usize, o: usize) -> Self {
+        Ports {
+            inputs: (i, i),
+            outputs: (o, o),
+            input_processing: Processing::Push,
+            output_processing: Processing::Push,
+        }
+    }
+    /// Push input(s), pull output(s): a queue (Click "h/l").
+    pub const fn push_to_pull(i: usize, o: usize) -> Self {
+        Ports {
+            inputs: (i, i),
+            outputs: (o, o),
+            input_processing: Processing::Push,
+            output_processing: Processing::Pull,
+        }
+    }
+    pub const fn with_inputs(mut self, min: usize, max: usize) -> Self {
+        self.inputs = (min, max);
+        self
+    }
+    pub const fn with_outputs(mut self, min: usize, max: usize) -> Self {
+        self.outputs = (min, max);
+        self
+    }
+}
+
+/// Where injected packets enter and where packets leave the graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Ordinary processing element.
+    Inner,
+    /// Injection point for trace packets (FromDevice, PollDevice). The string is the device name.
+    Source,
+    /// Generates its own packets when run (InfiniteSource, RatedSource, FromDump).
+    Generator,
+    /// Leaves the graph (ToDevice, ToDump, Discard); drained by the runtime when pull.
+    Sink,
+}
+
+pub trait Element: Send {
+    /// Port counts and processing, after configuration.
+    fn ports(&self) -> Ports;
+
+    fn role(&self) -> Role {
+        Role::Inner
+    }
+
+    /// Device name of a Source/Sink (e.g. `eth0`), used to bind trace interfaces.
+    fn device(&self) -> Option<&str> {
+        None
+    }
+
+    /// A packet arrives on input `port`. Default: [`Element::simple_action`] then output 0.
+    fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
+        if let Some(p) = self.simple_action(p, cx) {
+            cx.emit(0, p);
+        }
+    }
+
+    /// One-in one-out processing shared by push and pull paths. `None` means the element
+    /// consumed the packet (it must have called `cx.drop_packet`, `cx.output` or `cx.emit`).
+    fn simple_action(&mut self, p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        Some(p)
+    }
+
+    /// Pull a packet from output `port` (storage elements: Queue).
+    fn pull(&mut self, _port: usize, _cx: &mut Cx) -> Option<Packet> {
+        None
+    }
+
+    /// True for elements whose pull output is served from storage they hold (Queue); the
+    /// runtime pulls through agnostic elements until it reaches one of these.
+    fn is_storage(&self) -> bool {
+        false
+    }
+
+    /// Generators: produce the next packet (or `None` when exhausted / at the packet limit).
+    /// The runtime pushes it out of output 0.
+    fn generate(&mut self, _cx: &mut Cx) -> Option<Packet> {
+        None
+    }
+
+    /// Packets still held at the end of a run (queue contents, ARP-pending packets).
+    fn held(&self) -> usize {
+        0
+    }
+
+    /// Called once at the end of a run (flush output files).
+    fn finish(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Read handlers: counters and state worth reporting (e.g. `{"count": 12}`).
+    fn stats(&self) -> serde_json::Value {
+        serde_json::Value::Null
+    }
+
+    /// Static code size in instructions (the code-size model of seed 001; a task must fit an
+    /// engine's control store). Override with an estimate of the element's code.
+    fn code_size(&self) -> u32 {
+        64
+    }
+}

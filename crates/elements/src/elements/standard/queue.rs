@@ -1,0 +1,97 @@
+//! `Queue([CAPACITY])` — stores packets pushed to it (FIFO) until they are pulled.
+//!
+//! Ports: 1 push input, 1 pull output. CAPACITY defaults to 1000 (Click's default). A packet
+//! arriving at a full queue is dropped with reason `queue full`.
+//!
+//! Costs (pktflow estimates, not from a paper): push 14 instructions, reading the head/tail
+//! indices (dynamic state object 1, 8 B) and writing them back and the slot pointer (dynamic
+//! state object 0, key = slot, 8 B); a drop costs 8 instructions and the index read. Pull:
+//! 12 instructions, index read, slot read and index write. The queue is persistent dynamic
+//! state shared by every instance of the task: its accesses become critical sections (the
+//! output buffering that seed 000 section 4 names as the source of Router's synchronization).
+use crate::conf::{parse_uint, Args, InitEnv};
+use crate::cx::Cx;
+use crate::element::{Element, Ports};
+use crate::registry::ClassInfo;
+use pktflow_model::AccessKind::{Read, Write};
+use pktflow_traffic::Packet;
+use std::collections::VecDeque;
+
+pub const CLASS: ClassInfo = ClassInfo {
+    name: "Queue",
+    summary: "FIFO packet storage: push in, pull out",
+    make,
+};
+
+pub struct Queue {
+    q: VecDeque<Packet>,
+    capacity: usize,
+    head_slot: u64,
+    drops: u64,
+    highwater: usize,
+}
+
+fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+    let mut a = Args::parse("Queue", config, &["CAPACITY"]);
+    let capacity = match a.keyword_or_positional("CAPACITY") {
+        Some(s) => parse_uint(&s).map_err(|e| format!("Queue: CAPACITY: {e}"))? as usize,
+        None => 1000,
+    };
+    a.finish()?;
+    if capacity == 0 {
+        return Err("Queue: CAPACITY must be at least 1".into());
+    }
+    Ok(Box::new(Queue {
+        q: VecDeque::with_capacity(capacity.min(4096)),
+        capacity,
+        head_slot: 0,
+        drops: 0,
+        highwater: 0,
+    }))
+}
+
+impl Element for Queue {
+    fn ports(&self) -> Ports {
+        Ports::push_to_pull(1, 1)
+    }
+    fn is_storage(&self) -> bool {
+        true
+    }
+    fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
+        cx.dynamic_state(Read, 1, 0, 8);
+        if self.q.len() >= self.capacity {
+            cx.instr(8);
+            self.drops += 1;
+            cx.drop_packet(p, "queue full");
+            return;
+        }
+        cx.instr(14);
+        let slot = (self.head_slot + self.q.len() as u64) % self.capacity as u64;
+        cx.dynamic_state(Write, 0, slot, 8);
+        cx.dynamic_state(Write, 1, 0, 8);
+        self.q.push_back(p);
+        self.highwater = self.highwater.max(self.q.len());
+    }
+    fn pull(&mut self, _port: usize, cx: &mut Cx) -> Option<Packet> {
+        cx.dynamic_state(Read, 1, 0, 8);
+        let p = self.q.pop_front();
+        if p.is_some() {
+            cx.instr(12);
+            cx.dynamic_state(Read, 0, self.head_slot, 8);
+            cx.dynamic_state(Write, 1, 0, 8);
+            self.head_slot = (self.head_slot + 1) % self.capacity as u64;
+        } else {
+            cx.instr(4);
+        }
+        p
+    }
+    fn held(&self) -> usize {
+        self.q.len()
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({"length": self.q.len(), "capacity": self.capacity, "drops": self.drops, "highwater_length": self.highwater})
+    }
+    fn code_size(&self) -> u32 {
+        120
+    }
+}

@@ -1,0 +1,604 @@
+//! The functional run: instantiate a validated application graph and process packets through
+//! it single-threaded, recording one [`PacketTrace`] per injected packet.
+//!
+//! Order of processing follows Click: a pushed packet is carried depth-first through push
+//! connections until it is stored (Queue), leaves (sink), or is dropped. After each injected
+//! packet the runtime drains every pull sink (ToDevice/ToDump/Discard on a pull path) by pulling
+//! through agnostic elements back to the storage element that feeds it: the output interfaces are
+//! assumed to keep up, so what a packet causes is attributed to it.
+//!
+//! Conservation is checked after every packet: every packet object created (injected, cloned,
+//! or built by an element such as ICMPError) is output, dropped with a reason, or still held.
+use crate::conf::InitEnv;
+use crate::cx::Cx;
+use crate::element::{Element, Processing, Role};
+use crate::registry;
+use petgraph::graph::DiGraph;
+use pktflow_model::{AppGraph, Diagnostic, Fate, PacketTrace, Span, Visit};
+use pktflow_traffic::{packets_created, Packet};
+use std::path::PathBuf;
+
+/// Most element visits one injected packet may cause before it is declared looping.
+pub const MAX_VISITS_PER_PACKET: usize = 10_000;
+
+/// Options for instantiating a graph.
+#[derive(Clone, Debug, Default)]
+pub struct RouterOptions {
+    /// Folder that relative input files in configurations resolve against.
+    pub base_dir: PathBuf,
+    /// Folder that relative output files (ToDump) are written to.
+    pub out_dir: PathBuf,
+}
+
+/// A configured, validated application ready to run.
+pub struct Router {
+    pub graph: AppGraph,
+    elems: Vec<Box<dyn Element>>,
+    /// out_edge[e][port] = (destination element, input port)
+    out_edge: Vec<Vec<Option<(u32, u16)>>>,
+    /// in_edge[e][port] = (source element, output port), for pull inputs
+    in_edge: Vec<Vec<Option<(u32, u16)>>>,
+    sources: Vec<u32>,
+    generators: Vec<u32>,
+    pull_sinks: Vec<u32>,
+    cx: Cx,
+    stack: Vec<(u32, u16, Packet)>,
+    held_total: usize,
+    /// Totals over the run.
+    pub injected: u64,
+    pub conservation_errors: u64,
+}
+
+fn push_err(errs: &mut Vec<Diagnostic>, span: &Span, msg: String) {
+    errs.push(Diagnostic::error(span.clone(), msg));
+}
+
+/// Union-find over ports for push/pull resolution.
+struct Dsu {
+    parent: Vec<usize>,
+    value: Vec<Option<Processing>>,
+}
+
+impl Dsu {
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+    /// Merge; returns the conflicting pair if one set is push and the other pull.
+    fn union(&mut self, a: usize, b: usize) -> Result<(), (Processing, Processing)> {
+        let (ra, rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return Ok(());
+        }
+        match (self.value[ra], self.value[rb]) {
+            (Some(x), Some(y)) if x != y => return Err((x, y)),
+            (None, v) => self.value[ra] = v,
+            _ => {}
+        }
+        self.parent[rb] = ra;
+        Ok(())
+    }
+}
+
+impl Router {
+    /// Instantiate and validate `graph`. All problems are returned together, each naming
+    /// `file:line:col` of the declaration or connection at fault.
+    pub fn new(graph: AppGraph, opts: &RouterOptions) -> Result<Router, Vec<Diagnostic>> {
+        let mut errs = Vec::new();
+        let peers: Vec<(String, String, String)> = graph
+            .elements
+            .iter()
+            .map(|e| (e.name.clone(), e.class.clone(), e.config.clone()))
+            .collect();
+        let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
+        for (i, d) in graph.elements.iter().enumerate() {
+            let Some(info) = registry::find(&d.class) else {
+                let hint = registry::suggest(&d.class)
+                    .map(|s| format!(" (did you mean '{s}'?)"))
+                    .unwrap_or_default();
+                push_err(
+                    &mut errs,
+                    &d.span,
+                    format!(
+                        "unknown element class '{}' for element '{}'{}",
+                        d.class, d.name, hint
+                    ),
+                );
+                elems.push(None);
+                continue;
+            };
+            let env = InitEnv {
+                index: i as u32,
+                name: d.name.clone(),
+                base_dir: opts.base_dir.clone(),
+                out_dir: opts.out_dir.clone(),
+                peers: peers.clone(),
+            };
+            match (info.make)(&d.config, &env) {
+                Ok(e) => elems.push(Some(e)),
+                Err(m) => {
+                    push_err(
+                        &mut errs,
+                        &d.span,
+                        format!("bad configuration for '{}': {}", d.name, m),
+                    );
+                    elems.push(None);
+                }
+            }
+        }
+        let n = graph.elements.len();
+        // Port usage.
+        let mut out_edge: Vec<Vec<Option<(u32, u16)>>> = vec![Vec::new(); n];
+        let mut in_used: Vec<Vec<Vec<(u32, u16)>>> = vec![Vec::new(); n];
+        for c in &graph.connections {
+            let (Some(Some(src)), Some(Some(dst))) = (elems.get(c.from), elems.get(c.to)) else {
+                continue;
+            };
+            let (sp, dp) = (src.ports(), dst.ports());
+            let (fname, tname) = (&graph.elements[c.from].name, &graph.elements[c.to].name);
+            if c.from_port >= sp.outputs.1 {
+                push_err(
+                    &mut errs,
+                    &c.span,
+                    format!(
+                        "'{}' ({}) has {} output port{}, but the connection uses output {}",
+                        fname,
+                        graph.elements[c.from].class,
+                        sp.outputs.1,
+                        if sp.outputs.1 == 1 { "" } else { "s" },
+                        c.from_port
+                    ),
+                );
+                continue;
+            }
+            if c.to_port >= dp.inputs.1 {
+                push_err(
+                    &mut errs,
+                    &c.span,
+                    format!(
+                        "'{}' ({}) has {} input port{}, but the connection uses input {}",
+                        tname,
+                        graph.elements[c.to].class,
+                        dp.inputs.1,
+                        if dp.inputs.1 == 1 { "" } else { "s" },
+                        c.to_port
+                    ),
+                );
+                continue;
+            }
+            let o = &mut out_edge[c.from];
+            if o.len() <= c.from_port {
+                o.resize(c.from_port + 1, None);
+            }
+            if o[c.from_port].is_some() {
+                push_err(&mut errs, &c.span, format!("output {} of '{}' is connected more than once (Click allows one connection per output; use Tee to copy packets)", c.from_port, fname));
+                continue;
+            }
+            o[c.from_port] = Some((c.to as u32, c.to_port as u16));
+            let iu = &mut in_used[c.to];
+            if iu.len() <= c.to_port {
+                iu.resize(c.to_port + 1, Vec::new());
+            }
+            iu[c.to_port].push((c.from as u32, c.from_port as u16));
+        }
+        // Required ports connected.
+        for (i, e) in elems.iter().enumerate() {
+            let Some(e) = e else { continue };
+            let p = e.ports();
+            let d = &graph.elements[i];
+            let used_out = out_edge[i].len().max(p.outputs.0);
+            for port in 0..used_out {
+                if out_edge[i].get(port).copied().flatten().is_none() {
+                    push_err(
+                        &mut errs,
+                        &d.span,
+                        format!(
+                            "output {} of '{}' ({}) is not connected",
+                            port, d.name, d.class
+                        ),
+                    );
+                }
+            }
+            let used_in = in_used[i].len().max(p.inputs.0);
+            for port in 0..used_in {
+                if in_used[i].get(port).is_none_or(|v| v.is_empty()) {
+                    push_err(
+                        &mut errs,
+                        &d.span,
+                        format!(
+                            "input {} of '{}' ({}) is not connected",
+                            port, d.name, d.class
+                        ),
+                    );
+                }
+            }
+        }
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        let elems: Vec<Box<dyn Element>> = elems
+            .into_iter()
+            .map(|e| e.expect("checked above"))
+            .collect();
+
+        // Push/pull resolution: ports are nodes (inputs first, then outputs, per element).
+        let mut base = Vec::with_capacity(n);
+        let mut total = 0;
+        for e in &elems {
+            base.push(total);
+            let p = e.ports();
+            total += p.inputs.1.min(64) + p.outputs.1.min(64);
+        }
+        let in_node = |e: usize, port: usize| base[e] + port.min(63);
+        let out_node = |e: usize, port: usize, elems: &Vec<Box<dyn Element>>| {
+            base[e] + elems[e].ports().inputs.1.min(64) + port.min(63)
+        };
+        let mut dsu = Dsu {
+            parent: (0..total).collect(),
+            value: vec![None; total],
+        };
+        for (i, e) in elems.iter().enumerate() {
+            let p = e.ports();
+            let nin = in_used[i].len();
+            let nout = out_edge[i].len();
+            for port in 0..nin {
+                let x = in_node(i, port);
+                dsu.value[x] =
+                    (p.input_processing != Processing::Agnostic).then_some(p.input_processing);
+            }
+            for port in 0..nout {
+                let x = out_node(i, port, &elems);
+                dsu.value[x] =
+                    (p.output_processing != Processing::Agnostic).then_some(p.output_processing);
+            }
+        }
+        // Agnostic elements: their agnostic ports share one processing.
+        for (i, e) in elems.iter().enumerate() {
+            let p = e.ports();
+            let mut nodes = Vec::new();
+            if p.input_processing == Processing::Agnostic {
+                nodes.extend((0..in_used[i].len()).map(|port| in_node(i, port)));
+            }
+            if p.output_processing == Processing::Agnostic {
+                nodes.extend((0..out_edge[i].len()).map(|port| out_node(i, port, &elems)));
+            }
+            for w in nodes.windows(2) {
+                let _ = dsu.union(w[0], w[1]);
+            }
+        }
+        for c in &graph.connections {
+            let a = out_node(c.from, c.from_port, &elems);
+            let b = in_node(c.to, c.to_port);
+            if let Err((x, y)) = dsu.union(a, b) {
+                let word = |p: Processing| {
+                    if p == Processing::Push {
+                        "push"
+                    } else {
+                        "pull"
+                    }
+                };
+                push_err(&mut errs, &c.span, format!(
+                    "{} output {} of '{}' is connected to {} input {} of '{}' (put a Queue between push and pull)",
+                    word(x), c.from_port, graph.elements[c.from].name, word(y), c.to_port, graph.elements[c.to].name));
+            }
+        }
+        let mut in_proc = vec![Vec::new(); n];
+        for i in 0..n {
+            for port in 0..in_used[i].len() {
+                let r = dsu.find(in_node(i, port));
+                in_proc[i].push(dsu.value[r].unwrap_or(Processing::Push));
+            }
+        }
+        // Pull inputs take exactly one connection.
+        let mut in_edge: Vec<Vec<Option<(u32, u16)>>> = vec![Vec::new(); n];
+        for i in 0..n {
+            for (port, ups) in in_used[i].iter().enumerate() {
+                let pull = in_proc[i][port] == Processing::Pull;
+                if pull && ups.len() > 1 {
+                    push_err(
+                        &mut errs,
+                        &graph.elements[i].span,
+                        format!(
+                            "pull input {} of '{}' has {} connections; a pull input takes one",
+                            port,
+                            graph.elements[i].name,
+                            ups.len()
+                        ),
+                    );
+                }
+                in_edge[i].push(if pull { ups.first().copied() } else { None });
+            }
+        }
+        // Push cycles: a packet could loop forever.
+        let mut g = DiGraph::<(), ()>::new();
+        let nodes: Vec<_> = (0..n).map(|_| g.add_node(())).collect();
+        for c in &graph.connections {
+            if in_proc[c.to].get(c.to_port) == Some(&Processing::Push) {
+                g.add_edge(nodes[c.from], nodes[c.to], ());
+            }
+        }
+        for scc in petgraph::algo::tarjan_scc(&g) {
+            let cyclic = scc.len() > 1 || g.contains_edge(scc[0], scc[0]);
+            if cyclic {
+                let mut names: Vec<&str> = scc
+                    .iter()
+                    .map(|x| graph.elements[x.index()].name.as_str())
+                    .collect();
+                names.sort();
+                let first = scc.iter().map(|x| x.index()).min().unwrap();
+                push_err(&mut errs, &graph.elements[first].span, format!(
+                    "push connections form a cycle through {} (a packet could loop forever; break it with a Queue)", names.join(", ")));
+            }
+        }
+        if !errs.is_empty() {
+            return Err(errs);
+        }
+        let mut sources = Vec::new();
+        let mut generators = Vec::new();
+        let mut pull_sinks = Vec::new();
+        for (i, e) in elems.iter().enumerate() {
+            match e.role() {
+                Role::Source => sources.push(i as u32),
+                Role::Generator => generators.push(i as u32),
+                Role::Sink if in_proc[i].first() == Some(&Processing::Pull) => {
+                    pull_sinks.push(i as u32)
+                }
+                _ => {}
+            }
+        }
+        Ok(Router {
+            graph,
+            elems,
+            out_edge,
+            in_edge,
+            sources,
+            generators,
+            pull_sinks,
+            cx: Cx::new(),
+            stack: Vec::with_capacity(64),
+            held_total: 0,
+            injected: 0,
+            conservation_errors: 0,
+        })
+    }
+
+    /// Number of trace injection points (FromDevice-like sources), in declaration order.
+    pub fn n_sources(&self) -> usize {
+        self.sources.len()
+    }
+    pub fn n_generators(&self) -> usize {
+        self.generators.len()
+    }
+    pub fn element_names(&self) -> impl Iterator<Item = &str> {
+        self.graph.elements.iter().map(|e| e.name.as_str())
+    }
+    pub fn element(&self, i: usize) -> &dyn Element {
+        self.elems[i].as_ref()
+    }
+    /// Name of the device of each source, in the order trace interfaces map to them.
+    pub fn source_devices(&self) -> Vec<String> {
+        self.sources
+            .iter()
+            .map(|&s| self.elems[s as usize].device().unwrap_or("").to_string())
+            .collect()
+    }
+
+    #[inline]
+    fn begin(&mut self, e: u32) -> (u32, u32) {
+        self.cx.element = e;
+        self.cx.instr = 0;
+        (e, self.cx.trace.accesses.len() as u32)
+    }
+
+    #[inline]
+    fn end(&mut self, (e, start): (u32, u32), port: u16) {
+        let end = self.cx.trace.accesses.len() as u32;
+        self.cx.trace.visits.push(Visit {
+            element: e,
+            port,
+            instructions: self.cx.instr,
+            access_start: start,
+            access_end: end,
+        });
+    }
+
+    /// Deliver what the last visit emitted (in reverse, so the stack pops them in port order).
+    fn route_emitted(&mut self, from: u32) {
+        while let Some((port, p)) = self.cx.out.pop() {
+            match self.out_edge[from as usize].get(port).copied().flatten() {
+                Some((to, to_port)) => self.stack.push((to, to_port, p)),
+                None => {
+                    self.cx.element = from;
+                    self.cx.drop_packet(p, "unconnected output");
+                }
+            }
+        }
+    }
+
+    fn run_stack(&mut self) {
+        let mut visits = 0usize;
+        while let Some((e, port, p)) = self.stack.pop() {
+            visits += 1;
+            if visits > MAX_VISITS_PER_PACKET {
+                self.cx.element = e;
+                self.cx.drop_packet(p, "visit limit exceeded");
+                continue;
+            }
+            let v = self.begin(e);
+            self.elems[e as usize].push(port as usize, p, &mut self.cx);
+            self.end(v, port);
+            self.route_emitted(e);
+        }
+    }
+
+    /// Pull one packet out of `(e, port)`; `Err(())` when nothing is available.
+    fn pull_from(&mut self, e: u32, port: u16, depth: usize) -> Result<Option<Packet>, ()> {
+        if depth > 64 {
+            return Err(());
+        }
+        if self.elems[e as usize].is_storage() {
+            let v = self.begin(e);
+            let r = self.elems[e as usize].pull(port as usize, &mut self.cx);
+            if r.is_none() {
+                // An empty poll is the output interface idling, not work caused by a packet.
+                self.cx.trace.accesses.truncate(v.1 as usize);
+                return Err(());
+            }
+            self.end(v, port);
+            self.route_emitted(e);
+            return Ok(r);
+        }
+        let Some((up, up_port)) = self.in_edge[e as usize].first().copied().flatten() else {
+            return Err(());
+        };
+        let Some(p) = self.pull_from(up, up_port, depth + 1)? else {
+            return Ok(None);
+        };
+        let v = self.begin(e);
+        let r = self.elems[e as usize].simple_action(p, &mut self.cx);
+        self.end(v, port);
+        self.route_emitted(e);
+        self.run_stack();
+        Ok(r)
+    }
+
+    fn drain_pull_sinks(&mut self) {
+        for k in 0..self.pull_sinks.len() {
+            let s = self.pull_sinks[k];
+            let Some((up, up_port)) = self.in_edge[s as usize].first().copied().flatten() else {
+                continue;
+            };
+            let mut guard = 0;
+            while let Ok(r) = self.pull_from(up, up_port, 0) {
+                guard += 1;
+                if let Some(p) = r {
+                    let v = self.begin(s);
+                    self.elems[s as usize].push(0, p, &mut self.cx);
+                    self.end(v, 0);
+                    self.route_emitted(s);
+                    self.run_stack();
+                }
+                if guard > MAX_VISITS_PER_PACKET {
+                    break;
+                }
+            }
+        }
+    }
+
+    fn held_now(&self) -> usize {
+        self.elems.iter().map(|e| e.held()).sum()
+    }
+
+    /// Process everything one packet causes, starting with `first` (element, and whether it is
+    /// a source visit), and check conservation.
+    fn process(&mut self, start: u32, p: Packet, created_before: u64) -> &PacketTrace {
+        self.cx.now_ns = p.anno.timestamp_ns;
+        self.cx.trace.clear();
+        self.cx.trace.packet = p.id;
+        self.cx.trace.timestamp_ns = p.anno.timestamp_ns;
+        self.cx.trace.wire_bytes = p.len() as u32;
+        // The source visit: the element emits the packet on output 0.
+        let v = self.begin(start);
+        self.cx.instr(4);
+        self.cx.write_meta(16);
+        self.end(v, 0);
+        self.cx.out.push((0, p));
+        self.route_emitted(start);
+        self.run_stack();
+        self.drain_pull_sinks();
+        self.injected += 1;
+        let created = packets_created() - created_before;
+        let held = self.held_now();
+        let accounted = self.cx.trace.fates.len() as i64 + held as i64 - self.held_total as i64;
+        if accounted != created as i64 {
+            self.conservation_errors += 1;
+            debug_assert_eq!(
+                accounted, created as i64,
+                "packet conservation violated while processing packet {}",
+                self.cx.trace.packet
+            );
+        }
+        self.held_total = held;
+        &self.cx.trace
+    }
+
+    /// Inject a trace packet arriving on interface `iface` (mapped to the sources in
+    /// declaration order, `iface % n_sources`). Returns the packet's trace.
+    pub fn inject(&mut self, iface: usize, p: Packet) -> Result<&PacketTrace, String> {
+        if self.sources.is_empty() {
+            return Err("the configuration has no input device (FromDevice/PollDevice) to inject trace packets into".into());
+        }
+        let before = packets_created() - 1; // `p` itself was created by the caller
+        let src = self.sources[iface % self.sources.len()];
+        Ok(self.process(src, p, before))
+    }
+
+    /// Run the generators (InfiniteSource, FromDump, ...) round-robin; `f` sees each trace.
+    /// Stops when all are exhausted or after `limit` packets.
+    pub fn run_generators(&mut self, limit: u64, mut f: impl FnMut(&PacketTrace)) -> u64 {
+        let mut done = vec![false; self.generators.len()];
+        let mut count = 0;
+        while count < limit && done.iter().any(|d| !d) {
+            for k in 0..self.generators.len() {
+                if done[k] || count >= limit {
+                    continue;
+                }
+                let g = self.generators[k];
+                let before = packets_created();
+                self.cx.element = g;
+                let next = self.elems[g as usize].generate(&mut self.cx);
+                match next {
+                    Some(mut p) => {
+                        p.id = count;
+                        let t = self.process(g, p, before);
+                        f(t);
+                        count += 1;
+                    }
+                    None => done[k] = true,
+                }
+            }
+        }
+        count
+    }
+
+    /// Packets still held by elements (queues, ARP waits), per element name.
+    pub fn held(&self) -> Vec<(String, usize)> {
+        self.elems
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| e.held() > 0)
+            .map(|(i, e)| (self.graph.elements[i].name.clone(), e.held()))
+            .collect()
+    }
+
+    /// Flush outputs (ToDump files). Returns the first error, naming the element.
+    pub fn finish(&mut self) -> Result<(), String> {
+        for (i, e) in self.elems.iter_mut().enumerate() {
+            e.finish()
+                .map_err(|m| format!("{}: {}", self.graph.elements[i].name, m))?;
+        }
+        Ok(())
+    }
+
+    /// Per-element read handlers as JSON.
+    pub fn stats(&self) -> serde_json::Value {
+        let mut m = serde_json::Map::new();
+        for (i, e) in self.elems.iter().enumerate() {
+            let s = e.stats();
+            if !s.is_null() {
+                m.insert(self.graph.elements[i].name.clone(), s);
+            }
+        }
+        serde_json::Value::Object(m)
+    }
+}
+
+/// A fate's element name, for reports.
+pub fn fate_element(f: &Fate) -> u32 {
+    match f {
+        Fate::Output { element } | Fate::Drop { element, .. } | Fate::Held { element } => *element,
+    }
+}

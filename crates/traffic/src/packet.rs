@@ -1,0 +1,200 @@
+//! A packet: bytes with headroom (so headers can be prepended without copying, as Click's
+//! `Packet::push`), and the annotations Click elements attach (destination IP, paint, network
+//! header offset, fix-source flag, parameter-problem offset, packet type).
+
+/// Headroom reserved in front of the data of a new packet (room for an Ethernet header + VLAN).
+pub const DEFAULT_HEADROOM: usize = 48;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum PacketType {
+    #[default]
+    Host,
+    Broadcast,
+    Multicast,
+    OtherHost,
+    Outgoing,
+}
+
+/// Click's packet annotations (the subset the implemented elements use).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Annotations {
+    /// Destination IP annotation (GetIPAddress sets it; LookupIPRoute rewrites it to the gateway).
+    pub dst_ip: [u8; 4],
+    /// Paint annotation (Paint, PaintTee, CheckPaint).
+    pub paint: u8,
+    /// Offset of the IP header from the start of the buffer (absolute, survives Strip/Unstrip).
+    pub network_header: Option<usize>,
+    /// Length of the IP header in bytes when `network_header` is set.
+    pub network_header_len: usize,
+    /// Set by IPGWOptions/ICMPError when FixIPSrc must rewrite the source address.
+    pub fix_ip_src: bool,
+    /// Offset of the offending byte for ICMP parameter problem (IPGWOptions sets it).
+    pub icmp_param_prob: u8,
+    pub packet_type: PacketType,
+    /// Arrival time, nanoseconds since the start of the trace.
+    pub timestamp_ns: u64,
+    /// Input interface the packet came from (FromDump/FromDevice number), if known.
+    pub input_port: u8,
+}
+
+thread_local! {
+    static CREATED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Packets constructed (new or cloned) on this thread so far. The functional run uses it to
+/// check that every packet created is delivered, dropped with a reason, or still held.
+pub fn packets_created() -> u64 {
+    CREATED.with(|c| c.get())
+}
+
+fn count_created() {
+    CREATED.with(|c| c.set(c.get() + 1));
+}
+
+/// A packet buffer. `data()` is the current packet; bytes before it are headroom.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Packet {
+    buf: Vec<u8>,
+    head: usize,
+    tail: usize,
+    pub anno: Annotations,
+    /// Index of the injected packet this packet descends from (trace position).
+    pub id: u64,
+}
+
+impl Clone for Packet {
+    fn clone(&self) -> Self {
+        count_created();
+        Packet { buf: self.buf.clone(), head: self.head, tail: self.tail, anno: self.anno.clone(), id: self.id }
+    }
+}
+
+impl Packet {
+    /// A packet holding a copy of `bytes`, with default headroom.
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        count_created();
+        let mut buf = vec![0u8; DEFAULT_HEADROOM + bytes.len()];
+        buf[DEFAULT_HEADROOM..].copy_from_slice(bytes);
+        Packet { head: DEFAULT_HEADROOM, tail: buf.len(), buf, anno: Annotations::default(), id: 0 }
+    }
+
+    /// A zero-filled packet of `len` bytes.
+    pub fn zeroed(len: usize) -> Self {
+        count_created();
+        let buf = vec![0u8; DEFAULT_HEADROOM + len];
+        Packet { head: DEFAULT_HEADROOM, tail: buf.len(), buf, anno: Annotations::default(), id: 0 }
+    }
+
+    pub fn data(&self) -> &[u8] {
+        &self.buf[self.head..self.tail]
+    }
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[self.head..self.tail]
+    }
+    pub fn len(&self) -> usize {
+        self.tail - self.head
+    }
+    pub fn is_empty(&self) -> bool {
+        self.tail == self.head
+    }
+    pub fn headroom(&self) -> usize {
+        self.head
+    }
+    /// Offset of the start of `data()` within the buffer (to relate `network_header` to data).
+    pub fn data_offset(&self) -> usize {
+        self.head
+    }
+
+    /// Remove `n` bytes from the front (Click `pull`, used by Strip). Saturates at the length.
+    pub fn strip_front(&mut self, n: usize) {
+        self.head += n.min(self.len());
+    }
+
+    /// Prepend `n` bytes (Click `push`, used by Unstrip and EtherEncap). Reuses headroom when
+    /// there is enough; otherwise reallocates with fresh headroom. The new bytes are whatever
+    /// the buffer held (Unstrip relies on this to restore a stripped header).
+    pub fn push_front(&mut self, n: usize) {
+        if n <= self.head {
+            self.head -= n;
+        } else {
+            let extra = n - self.head + DEFAULT_HEADROOM;
+            let mut nb = vec![0u8; self.buf.len() + extra];
+            nb[extra..].copy_from_slice(&self.buf);
+            self.buf = nb;
+            self.head = self.head + extra - n;
+            self.tail += extra;
+            if let Some(nh) = self.anno.network_header.as_mut() {
+                *nh += extra;
+            }
+        }
+    }
+
+    /// Append `n` zero bytes at the end.
+    pub fn put(&mut self, n: usize) {
+        if self.tail + n > self.buf.len() {
+            self.buf.resize(self.tail + n, 0);
+        }
+        for b in &mut self.buf[self.tail..self.tail + n] {
+            *b = 0;
+        }
+        self.tail += n;
+    }
+
+    /// Remove `n` bytes from the end (Click `take`).
+    pub fn take(&mut self, n: usize) {
+        self.tail -= n.min(self.len());
+    }
+
+    /// The IP header, when the network header annotation is set and lies inside the data.
+    pub fn ip_header(&self) -> Option<&[u8]> {
+        let nh = self.anno.network_header?;
+        if nh < self.head || nh >= self.tail {
+            return None;
+        }
+        Some(&self.buf[nh..self.tail])
+    }
+    pub fn ip_header_mut(&mut self) -> Option<&mut [u8]> {
+        let nh = self.anno.network_header?;
+        if nh < self.head || nh >= self.tail {
+            return None;
+        }
+        Some(&mut self.buf[nh..self.tail])
+    }
+    /// Offset of the IP header relative to `data()`, if it lies inside the data.
+    pub fn ip_offset(&self) -> Option<usize> {
+        let nh = self.anno.network_header?;
+        (nh >= self.head && nh < self.tail).then(|| nh - self.head)
+    }
+    /// Set the network header annotation to `data()[off..]` with header length `len`.
+    pub fn set_ip_header(&mut self, off: usize, len: usize) {
+        self.anno.network_header = Some(self.head + off);
+        self.anno.network_header_len = len;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strip_and_unstrip_restore_header() {
+        let mut p = Packet::from_bytes(&[1, 2, 3, 4, 5, 6]);
+        p.set_ip_header(2, 4);
+        p.strip_front(2);
+        assert_eq!(p.data(), &[3, 4, 5, 6]);
+        assert_eq!(p.ip_offset(), Some(0));
+        p.push_front(2);
+        assert_eq!(p.data(), &[1, 2, 3, 4, 5, 6]);
+        assert_eq!(p.ip_offset(), Some(2));
+    }
+
+    #[test]
+    fn push_front_beyond_headroom_keeps_data_and_annotation() {
+        let mut p = Packet::from_bytes(&[9, 8, 7]);
+        p.set_ip_header(0, 3);
+        p.push_front(DEFAULT_HEADROOM + 10);
+        assert_eq!(p.len(), DEFAULT_HEADROOM + 13);
+        assert_eq!(&p.data()[DEFAULT_HEADROOM + 10..], &[9, 8, 7]);
+        assert_eq!(p.ip_header().unwrap(), &[9, 8, 7]);
+    }
+}
