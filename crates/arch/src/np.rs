@@ -1,0 +1,186 @@
+//! Network-processor architecture (the `npire` and `ixp2400` presets): multithreaded processing
+//! elements, storage devices and buses each with an unpipelined part (occupancy, which limits
+//! throughput) and a pipelined part (latency), and the map from the memory types of seed 000
+//! section 2.2 to devices (seed 000 Table 2). Every field is named with its unit.
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeParams {
+    /// Processing elements (MEs), count. NPIRE sweeps this (4 to 32).
+    pub pe_count: u32,
+    pub pe_frequency_mhz: u32,
+    pub hardware_contexts_per_pe: u32,
+    pub cycles_per_instruction: u32,
+    /// Non-blocking loads a context may have outstanding.
+    pub pending_loads_per_context: u32,
+    pub context_switch_latency_cycles: u32,
+    pub rollback_on_failed_speculation_cycles: u32,
+    /// Request queue of each bus and memory controller, requests.
+    pub queue_size_requests: u32,
+    /// PEs reserved for the input/output interface tasks.
+    pub interface_pes: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Storage {
+    pub unpipelined_cycles: u32,
+    pub pipelined_read_cycles: u32,
+    pub pipelined_write_cycles: u32,
+    /// Independent channels (each with its own controller queue).
+    pub channels: u32,
+    /// Bus that reaches it (`none` for storage private to a PE).
+    pub bus: String,
+    #[serde(default)]
+    pub private_per_pe: bool,
+    #[serde(default)]
+    pub capacity_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BusOrganization {
+    /// One read bus and one write bus for each half of the PEs (four buses).
+    PerHalfReadWrite,
+    /// One bus shared by all PEs.
+    Shared,
+    /// One bus per PE.
+    PerPe,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bus {
+    pub unpipelined_cycles: u32,
+    pub pipelined_cycles: u32,
+    pub organization: BusOrganization,
+}
+
+/// Device each memory type is mapped to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryMap {
+    pub packet_data: String,
+    pub packet_meta: String,
+    pub static_state: String,
+    pub dynamic_state: String,
+    pub stack: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlStore {
+    /// Static instructions one engine can hold (4K on the IXP2400, seed 001 section 2).
+    pub instructions_per_engine: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControlCore {
+    pub name: String,
+    pub frequency_mhz: u32,
+    pub cycles_per_instruction: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NpArch {
+    pub np: PeParams,
+    pub storage: BTreeMap<String, Storage>,
+    pub bus: BTreeMap<String, Bus>,
+    pub memory_map: MemoryMap,
+    #[serde(default)]
+    pub control_store: Option<ControlStore>,
+    #[serde(default)]
+    pub control_core: Option<ControlCore>,
+}
+
+impl NpArch {
+    /// Total latency of a read from `device` at zero load: bus + device, unpipelined + pipelined
+    /// (seed 000 Table 3: external SRAM 4+51+5+81 = 141 cycles).
+    pub fn zero_load_read_cycles(&self, device: &str) -> Option<u32> {
+        let s = self.storage.get(device)?;
+        let b = self
+            .bus
+            .get(&s.bus)
+            .map(|b| b.unpipelined_cycles + b.pipelined_cycles)
+            .unwrap_or(0);
+        Some(b + s.unpipelined_cycles + s.pipelined_read_cycles)
+    }
+
+    pub fn validate(&self) -> Vec<String> {
+        let mut e = Vec::new();
+        let p = &self.np;
+        if p.pe_count == 0 {
+            e.push("np.pe_count must be at least 1".to_string());
+        }
+        if p.pe_frequency_mhz == 0 {
+            e.push("np.pe_frequency_mhz must be positive".to_string());
+        }
+        if p.hardware_contexts_per_pe == 0 {
+            e.push("np.hardware_contexts_per_pe must be at least 1".to_string());
+        }
+        if p.cycles_per_instruction == 0 {
+            e.push("np.cycles_per_instruction must be at least 1".to_string());
+        }
+        if p.pending_loads_per_context == 0 {
+            e.push("np.pending_loads_per_context must be at least 1".to_string());
+        }
+        if p.queue_size_requests == 0 {
+            e.push("np.queue_size_requests must be at least 1".to_string());
+        }
+        if p.interface_pes >= p.pe_count && p.pe_count > 0 {
+            e.push(format!(
+                "np.interface_pes = {} leaves no PE for processing with np.pe_count = {}",
+                p.interface_pes, p.pe_count
+            ));
+        }
+        for (name, s) in &self.storage {
+            if s.channels == 0 {
+                e.push(format!("storage.{name}.channels must be at least 1"));
+            }
+            if s.bus != "none" && !self.bus.contains_key(&s.bus) {
+                e.push(format!(
+                    "storage.{name}.bus names unknown bus '{}' (buses: {})",
+                    s.bus,
+                    keys(&self.bus)
+                ));
+            }
+            if s.unpipelined_cycles == 0 {
+                e.push(format!("storage.{name}.unpipelined_cycles must be at least 1 (a device serving requests in 0 cycles has infinite bandwidth)"));
+            }
+        }
+        for (name, b) in &self.bus {
+            if b.unpipelined_cycles == 0 {
+                e.push(format!("bus.{name}.unpipelined_cycles must be at least 1"));
+            }
+        }
+        let m = &self.memory_map;
+        for (ty, dev) in [
+            ("packet_data", &m.packet_data),
+            ("packet_meta", &m.packet_meta),
+            ("static_state", &m.static_state),
+            ("dynamic_state", &m.dynamic_state),
+            ("stack", &m.stack),
+        ] {
+            if !self.storage.contains_key(dev) {
+                e.push(format!(
+                    "memory_map.{ty} names unknown storage '{dev}' (storage: {})",
+                    keys(&self.storage)
+                ));
+            }
+        }
+        if let Some(cs) = &self.control_store {
+            if cs.instructions_per_engine == 0 {
+                e.push("control_store.instructions_per_engine must be at least 1".to_string());
+            }
+        }
+        e
+    }
+}
+
+fn keys<V>(m: &BTreeMap<String, V>) -> String {
+    m.keys().cloned().collect::<Vec<_>>().join(", ")
+}
