@@ -1,0 +1,107 @@
+"""pktflow: parallelize packet- and stream-processing task graphs for multiprocessors, and tell
+what throughput each choice reaches and what holds it back.
+
+The heavy work is done by the Rust core (``pktflow._core``); this package is the front: the
+Python API, the ``pktflow`` command line, plots and sweeps.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+from pktflow import _core
+from pktflow._core import PktflowError
+
+__all__ = [
+    "PktflowError",
+    "__version__",
+    "arch",
+    "arch_names",
+    "element_classes",
+    "graph",
+    "graph_dot",
+    "profile",
+    "trace",
+    "write_synthetic",
+]
+
+__version__: str = _core.__version__
+
+
+def graph(app: str = "router") -> dict[str, Any]:
+    """The validated, flattened application graph: ``{"file", "elements", "connections"}``.
+
+    ``app`` is a built-in name (``router``, ``nat``, ``router64``) or a Click file path.
+    """
+    return json.loads(_core.graph_json(str(app)))
+
+
+def graph_dot(app: str = "router") -> str:
+    """Graphviz DOT text of the application graph."""
+    return _core.graph_dot(str(app))
+
+
+def profile(
+    app: str = "router",
+    *,
+    trace: Optional[str | Path] = None,
+    synthetic: Optional[int] = None,
+    seed: int = 1,
+    out_dir: Optional[str | Path] = None,
+    progress: Optional[Callable[[int], None]] = None,
+) -> dict[str, Any]:
+    """Run ``app`` functionally (one thread) on a pcap/pcapng ``trace`` or ``synthetic`` packets
+    generated with ``seed``, write each ToDump output into ``out_dir``, and return the profile.
+
+    ``progress`` (optional) is called with the number of packets done, every 10,000 packets.
+    """
+    return json.loads(
+        _core.profile(
+            str(app),
+            None if trace is None else str(trace),
+            synthetic,
+            seed,
+            None if out_dir is None else str(out_dir),
+            progress,
+        )
+    )
+
+
+def trace(
+    app: str = "router",
+    *,
+    trace: Optional[str | Path] = None,
+    synthetic: Optional[int] = None,
+    seed: int = 1,
+) -> Iterator[dict[str, Any]]:
+    """Stream the per-packet traces of a functional run (bounded memory for any length).
+
+    Each item: ``{"packet", "timestamp_ns", "wire_bytes", "visits": [{"element", "port",
+    "instructions", "accesses": [{"mem", "kind", "bytes", "at_instr", "object", "key"}]}],
+    "fates": [...]}`` with element indices into ``graph(app)["elements"]``.
+    """
+    return _core.TraceStream(str(app), None if trace is None else str(trace), synthetic, seed)
+
+
+def arch(name_or_path: str) -> dict[str, Any]:
+    """A validated architecture preset (built-in name or TOML path) as a dict."""
+    return json.loads(_core.arch_json(str(name_or_path)))
+
+
+def arch_names() -> list[str]:
+    return list(_core.arch_names())
+
+
+def element_classes() -> list[dict[str, str]]:
+    """Every element class pktflow implements: ``[{"name", "summary"}]``."""
+    return json.loads(_core.element_classes())
+
+
+def write_synthetic(
+    path: str | Path, n: int, *, seed: int = 1, app: str = "router", pcapng: bool = False
+) -> dict[str, Any]:
+    """Write ``n`` synthetic packets shaped for ``app`` (its interfaces and routes) to a pcap
+    (or pcapng) file. Returns a summary."""
+    return json.loads(_core.write_synthetic(str(path), n, seed, str(app), pcapng))
