@@ -22,7 +22,7 @@ use std::rc::Rc;
 /// Deepest nesting of compound element instances.
 pub const MAX_EXPANSION_DEPTH: usize = 64;
 /// Most nodes (elements plus tunnels) a configuration may expand to.
-pub const MAX_NODES: usize = 2_000_000;
+pub const MAX_NODES: usize = 250_000;
 const MAX_ERRORS: usize = 50;
 
 type Vars = Rc<HashMap<String, String>>;
