@@ -65,7 +65,13 @@ pub struct Packet {
 impl Clone for Packet {
     fn clone(&self) -> Self {
         count_created();
-        Packet { buf: self.buf.clone(), head: self.head, tail: self.tail, anno: self.anno.clone(), id: self.id }
+        Packet {
+            buf: self.buf.clone(),
+            head: self.head,
+            tail: self.tail,
+            anno: self.anno.clone(),
+            id: self.id,
+        }
     }
 }
 
@@ -75,14 +81,26 @@ impl Packet {
         count_created();
         let mut buf = vec![0u8; DEFAULT_HEADROOM + bytes.len()];
         buf[DEFAULT_HEADROOM..].copy_from_slice(bytes);
-        Packet { head: DEFAULT_HEADROOM, tail: buf.len(), buf, anno: Annotations::default(), id: 0 }
+        Packet {
+            head: DEFAULT_HEADROOM,
+            tail: buf.len(),
+            buf,
+            anno: Annotations::default(),
+            id: 0,
+        }
     }
 
     /// A zero-filled packet of `len` bytes.
     pub fn zeroed(len: usize) -> Self {
         count_created();
         let buf = vec![0u8; DEFAULT_HEADROOM + len];
-        Packet { head: DEFAULT_HEADROOM, tail: buf.len(), buf, anno: Annotations::default(), id: 0 }
+        Packet {
+            head: DEFAULT_HEADROOM,
+            tail: buf.len(),
+            buf,
+            anno: Annotations::default(),
+            id: 0,
+        }
     }
 
     pub fn data(&self) -> &[u8] {
