@@ -4,11 +4,13 @@ pub mod checksum;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
+pub mod routes;
 
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
 pub use packet::{packets_created, Annotations, Packet};
 pub use pcap::{PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW};
 pub use pcapng::{PcapngOptions, PcapngWriter};
+pub use routes::{bundled_table_path, Route, RouteTable};
 
 /// Errors of the traffic crate. Every variant that concerns a file names it; format errors
 /// carry the byte offset of the offending structure so a bad capture can be inspected with
