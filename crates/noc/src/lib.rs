@@ -2,7 +2,10 @@
 //! (issue 4). Source paper: Seo & Thottethodi, "Disjoint-Path Routing: Efficient Communication
 //! for Streaming Applications", IPDPS 2009 (`seeds/002_8aeb0170294135a1.txt`).
 pub mod bench;
+pub mod config;
 pub mod error;
 pub mod graph;
+pub mod routing;
+pub mod sim;
 
 pub use error::{NocError, Result};

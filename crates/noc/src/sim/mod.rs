@@ -1,0 +1,6 @@
+//! Cycle-level mesh simulator: VC routers with circuits, synthetic traffic, stream driver,
+//! circuit set-up with control flits.
+pub mod network;
+pub mod synthetic;
+
+pub use network::{Delivery, Network, PacketRouting};

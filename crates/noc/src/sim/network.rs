@@ -1,0 +1,976 @@
+//! Cycle-level mesh network: input-queued virtual-channel routers (paper
+//! `seeds/002_8aeb0170294135a1.txt` section 3: "PoPnet models a four-stage pipelined router for
+//! packet-switching network. Once the circuits for disjoint paths are setup, the packets go
+//! through only two stages (switch traversal and link traversal)").
+//!
+//! Timing of a head flit that becomes visible in an input buffer at cycle `a`:
+//! route computation in `[a, a+rc)`, VC allocation tried from `a+rc` (takes `va`), switch
+//! allocation tried from the cycle after VC allocation (takes `sa`), then switch traversal
+//! (`st`) and link traversal (`lt`): it is visible downstream at `a + rc + va + sa + st + lt`.
+//! Body flits skip route computation and VC allocation. Credits return after `credit_delay`.
+//! A circuit-switched flit goes straight to the crossbar and is visible downstream
+//! `circuit_stages` cycles later (switch + link). Injection from the network interface (NI) takes
+//! one link traversal; ejection to the NI takes the normal pipeline plus one link traversal.
+//!
+//! Zero-load latency of a packet of L flits over H hops, from creation to tail delivery:
+//! `lt + (H+1)(rc+va+sa+st+lt) + (L-1)` (tested exactly in `tests`).
+//!
+//! Deadlock freedom: DOR is deadlock-free on a mesh. Minimal adaptive routing uses Duato's
+//! escape-channel discipline: VC 0 of every port is the escape channel and may only be
+//! allocated in the XY direction; VCs 1..V-1 may be allocated in any productive direction.
+//! Escape channels are allocated atomically: VC 0 is reallocated only after the credit of the
+//! previous packet's tail has come back (the downstream buffer is empty), so an escape channel
+//! holds one packet at a time. Other VCs are released when the tail flit leaves (non-atomic); a
+//! packet queued behind another in an adaptive VC waits only for that packet, which can always
+//! drain through the escape network.
+//!
+//! Hot loops do not allocate: buffers, link and credit delay lines, allocator state and the
+//! packet slab are preallocated (the slab and source queues grow only when a run needs more
+//! packets in flight than ever before).
+use crate::error::{NocError, Result};
+use crate::routing::{opposite, Mesh, LOCAL};
+use pktflow_arch::mesh::MeshArch;
+
+const NONE8: u8 = u8::MAX;
+const NONE32: u32 = u32::MAX;
+const PORTS: usize = 5;
+
+/// `x mod m` for `x < 2m` without a division.
+#[inline(always)]
+fn wrap(x: usize, m: usize) -> usize {
+    if x >= m {
+        x - m
+    } else {
+        x
+    }
+}
+
+/// Packet routing inside the routers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PacketRouting {
+    Dor,
+    Adaptive,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Flit {
+    pkt: u32,
+    /// bit0 head, bit1 tail
+    flags: u8,
+    /// cycle from which the flit is visible in this buffer
+    arrive: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct Packet {
+    pub src: u32,
+    pub dst: u32,
+    pub flits: u32,
+    pub created: u64,
+    pub tag: u64,
+    /// circuit id or NONE32 for packet switching
+    pub circuit: u32,
+    pub delivered_flits: u32,
+}
+
+/// A packet delivered to its destination NI.
+#[derive(Debug, Clone, Copy)]
+pub struct Delivery {
+    pub tag: u64,
+    pub src: u32,
+    pub dst: u32,
+    pub flits: u32,
+    pub created: u64,
+    pub delivered: u64,
+}
+
+// VC states
+const IDLE: u8 = 0;
+const VA: u8 = 1;
+const ACTIVE: u8 = 2;
+
+pub struct Network {
+    pub mesh: Mesh,
+    routing: PacketRouting,
+    v: usize,  // packet VCs
+    vt: usize, // VCs incl. the circuit VC (index v)
+    depth: usize,
+    rc: u32,
+    va: u32,
+    pipe_out: u32, // sa + st + lt
+    cd: u32,
+    circ: u32,
+    lt: u32,
+    now: u64,
+    // per input VC, index ((node*5+port)*vt + vc)
+    buf: Vec<Flit>,
+    head: Vec<u16>,
+    len: Vec<u16>,
+    state: Vec<u8>,
+    ready: Vec<u64>,
+    out_port: Vec<u8>,
+    out_vc: Vec<u8>,
+    // per output VC: index ((node*5+port)*vt + vc)
+    out_busy: Vec<bool>,
+    credits: Vec<u16>,
+    // link delay lines per (node*5+port) output: ring of `ring` slots; entry: flit + vc + valid
+    link_ring: Vec<(Flit, u8)>,
+    ring: usize,
+    /// per ring slot: link_ring indices holding a flit (so delivery touches only busy links)
+    link_events: Vec<Vec<u32>>,
+    // credit delay lines per (node*5+inport): returned to upstream output VC
+    credit_ring: Vec<(u8, u8)>, // (vc, flags: 1 valid, 2 tail)
+    cring: usize,
+    credit_events: Vec<Vec<u32>>,
+    // allocator round-robin pointers
+    sa_in_rr: Vec<u8>,
+    sa_out_rr: Vec<u8>,
+    va_rr: Vec<u8>,
+    va_in_rr: Vec<u8>,
+    // scratch (preallocated)
+    sa_req: Vec<u8>, // per input port of the current router: chosen vc or NONE
+    // circuits: per (node*5+inport) the output port of the circuit that enters there
+    circ_out: Vec<u8>,
+    circ_first: Vec<u8>, // per circuit: first output port at the source
+    // occupancy per router (flits in its input buffers)
+    occ: Vec<u32>,
+    /// per router: bit (port*vt + vc) set when that packet VC holds flits and is not ACTIVE
+    pend: Vec<u128>,
+    /// per router: bit set when that VC holds flits and is ACTIVE (or is the circuit VC)
+    act: Vec<u128>,
+    /// scratch: VC-allocation requests of the current router (local input VC, wanted output VC)
+    reqs: Vec<(u8, u8)>,
+    // network interfaces
+    srcq: Vec<std::collections::VecDeque<u32>>,
+    ni_cur: Vec<u32>,     // packet being injected
+    ni_sent: Vec<u32>,    // flits of it already injected
+    ni_vc: Vec<u8>,       // local input VC used
+    ni_credits: Vec<u16>, // per (node*vt + vc): free slots in local input VC
+    ni_busy: Vec<bool>,   // per (node*vt + vc): local input VC holds a packet
+    // packets
+    pkts: Vec<Packet>,
+    free: Vec<u32>,
+    pub delivered: Vec<Delivery>,
+    // counters
+    pub flits_injected: u64,
+    pub flits_ejected: u64,
+    pub packets_created: u64,
+    pub packets_delivered: u64,
+    pub last_progress: u64,
+    /// flits that crossed each link (node*4+dir), for link utilisation reports
+    pub link_flits: Vec<u64>,
+    /// precomputed coordinates and neighbours (no divisions in the hot loop)
+    nx: Vec<u16>,
+    ny: Vec<u16>,
+    nbr: Vec<[u32; 4]>,
+}
+
+impl Network {
+    pub fn new(arch: &MeshArch, routing: PacketRouting) -> Result<Network> {
+        arch.validate().map_err(NocError::Param)?;
+        if routing == PacketRouting::Adaptive && arch.virtual_channels < 2 {
+            return Err(NocError::Param(format!(
+                "adaptive routing needs at least 2 virtual channels (one escape channel), got {}",
+                arch.virtual_channels
+            )));
+        }
+        let mesh = Mesh::new(arch.cols, arch.rows)?;
+        let n = mesh.nodes();
+        let v = arch.virtual_channels;
+        let vt = v + 1;
+        if PORTS * vt > 128 {
+            return Err(NocError::Param(format!("too many virtual channels: {v}")));
+        }
+        let depth = arch.buffer_depth_flits;
+        let pipe_out =
+            arch.switch_alloc_cycles + arch.switch_traversal_cycles + arch.link_latency_cycles;
+        let ring = pipe_out.max(arch.circuit_stages) as usize + 1;
+        let cring = arch.credit_delay_cycles as usize + 1;
+        let nvc = n * PORTS * vt;
+        Ok(Network {
+            mesh,
+            routing,
+            v,
+            vt,
+            depth,
+            rc: arch.route_compute_cycles,
+            va: arch.vc_alloc_cycles,
+            pipe_out,
+            cd: arch.credit_delay_cycles,
+            circ: arch.circuit_stages,
+            lt: arch.link_latency_cycles,
+            now: 0,
+            buf: vec![Flit::default(); nvc * depth],
+            head: vec![0; nvc],
+            len: vec![0; nvc],
+            state: vec![IDLE; nvc],
+            ready: vec![0; nvc],
+            out_port: vec![NONE8; nvc],
+            out_vc: vec![NONE8; nvc],
+            out_busy: vec![false; nvc],
+            credits: vec![depth as u16; nvc],
+            // two delay lines per output port: [0] packet flits, [1] circuit flits
+            link_ring: vec![(Flit::default(), NONE8); n * PORTS * 2 * ring],
+            ring,
+            link_events: (0..ring)
+                .map(|_| Vec::with_capacity(n * PORTS * 2))
+                .collect(),
+            credit_ring: vec![(0, 0); n * PORTS * cring],
+            cring,
+            credit_events: (0..cring).map(|_| Vec::with_capacity(n * PORTS)).collect(),
+            sa_in_rr: vec![0; n * PORTS],
+            sa_out_rr: vec![0; n * PORTS],
+            va_rr: vec![0; n * PORTS * vt],
+            va_in_rr: vec![0; n * PORTS * vt],
+            sa_req: vec![NONE8; PORTS],
+            circ_out: vec![NONE8; n * PORTS],
+            circ_first: Vec::new(),
+            occ: vec![0; n],
+            pend: vec![0; n],
+            act: vec![0; n],
+            reqs: Vec::with_capacity(PORTS * vt),
+            srcq: (0..n)
+                .map(|_| std::collections::VecDeque::with_capacity(256))
+                .collect(),
+            ni_cur: vec![NONE32; n],
+            ni_sent: vec![0; n],
+            ni_vc: vec![NONE8; n],
+            ni_credits: vec![depth as u16; n * vt],
+            ni_busy: vec![false; n * vt],
+            pkts: Vec::with_capacity(4096),
+            free: Vec::with_capacity(4096),
+            delivered: Vec::with_capacity(1024),
+            flits_injected: 0,
+            flits_ejected: 0,
+            packets_created: 0,
+            packets_delivered: 0,
+            last_progress: 0,
+            link_flits: vec![0; n * 4],
+            nx: (0..n).map(|i| mesh.xy(i).0 as u16).collect(),
+            ny: (0..n).map(|i| mesh.xy(i).1 as u16).collect(),
+            nbr: (0..n)
+                .map(|i| {
+                    let mut a = [NONE32; 4];
+                    for (d, slot) in a.iter_mut().enumerate() {
+                        *slot = mesh.neighbor(i, d).map(|x| x as u32).unwrap_or(NONE32);
+                    }
+                    a
+                })
+                .collect(),
+        })
+    }
+
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Install circuits (paths as output directions from each source). Links must be disjoint;
+    /// returns the circuit ids in order.
+    pub fn set_circuits(&mut self, circuits: &[(usize, Vec<u8>)]) -> Result<Vec<u32>> {
+        let mut ids = Vec::new();
+        for (src, dirs) in circuits {
+            let id = self.circ_first.len() as u32;
+            let mut c = *src;
+            self.circ_first
+                .push(*dirs.first().unwrap_or(&(LOCAL as u8)));
+            for (k, &d) in dirs.iter().enumerate() {
+                let next = self
+                    .mesh
+                    .neighbor(c, d as usize)
+                    .ok_or_else(|| NocError::Routing {
+                        routing: "circuit".into(),
+                        msg: format!("circuit {id} leaves the mesh at node {c}"),
+                    })?;
+                let inport = opposite(d as usize);
+                let nd = dirs.get(k + 1).copied().unwrap_or(LOCAL as u8);
+                let slot = next * PORTS + inport;
+                if self.circ_out[slot] != NONE8 {
+                    return Err(NocError::Routing {
+                        routing: "circuit".into(),
+                        msg: format!(
+                            "circuit {id} reuses link {} already reserved by another circuit",
+                            self.mesh.link_name(self.mesh.link(c, d as usize))
+                        ),
+                    });
+                }
+                self.circ_out[slot] = nd;
+                c = next;
+            }
+            ids.push(id);
+        }
+        Ok(ids)
+    }
+
+    /// Queue a packet at the source NI (created now). `circuit` is a circuit id from
+    /// `set_circuits` or None for packet switching.
+    pub fn send(
+        &mut self,
+        src: usize,
+        dst: usize,
+        flits: u32,
+        tag: u64,
+        circuit: Option<u32>,
+    ) -> u32 {
+        let p = Packet {
+            src: src as u32,
+            dst: dst as u32,
+            flits: flits.max(1),
+            created: self.now,
+            tag,
+            circuit: circuit.unwrap_or(NONE32),
+            delivered_flits: 0,
+        };
+        let id = if let Some(id) = self.free.pop() {
+            self.pkts[id as usize] = p;
+            id
+        } else {
+            self.pkts.push(p);
+            (self.pkts.len() - 1) as u32
+        };
+        self.srcq[src].push_back(id);
+        self.packets_created += 1;
+        id
+    }
+
+    /// Packets waiting in source queues (not yet started).
+    pub fn queued_packets(&self) -> usize {
+        self.srcq.iter().map(|q| q.len()).sum()
+    }
+
+    #[inline]
+    fn vci(&self, node: usize, port: usize, vc: usize) -> usize {
+        (node * PORTS + port) * self.vt + vc
+    }
+
+    /// Advance one cycle.
+    pub fn step(&mut self) {
+        let t = self.now;
+        self.deliver_links(t);
+        self.deliver_credits(t);
+        self.inject(t);
+        for node in 0..self.mesh.nodes() {
+            if self.pend[node] | self.act[node] != 0 {
+                self.route_and_va(node, t);
+                self.switch(node, t);
+            }
+        }
+        self.now += 1;
+    }
+
+    fn deliver_links(&mut self, t: u64) {
+        let slot = (t % self.ring as u64) as usize;
+        let mut ev = std::mem::take(&mut self.link_events[slot]);
+        for &ri in &ev {
+            let ri = ri as usize;
+            let (f, vc) = self.link_ring[ri];
+            debug_assert!(vc != NONE8);
+            self.link_ring[ri].1 = NONE8;
+            let op_index = ri / self.ring / 2; // node * PORTS + port
+            let (node, port) = (op_index / PORTS, op_index % PORTS);
+            if port == LOCAL {
+                self.eject(f, t);
+            } else {
+                let next = self.nbr[node][port] as usize;
+                let inport = opposite(port);
+                let i = self.vci(next, inport, vc as usize);
+                debug_assert!((self.len[i] as usize) < self.depth, "buffer overflow");
+                let pos = wrap(self.head[i] as usize + self.len[i] as usize, self.depth);
+                self.buf[i * self.depth + pos] = Flit {
+                    arrive: t as u32,
+                    ..f
+                };
+                self.len[i] += 1;
+                self.occ[next] += 1;
+                self.mark(next, inport * self.vt + vc as usize, i);
+            }
+        }
+        ev.clear();
+        self.link_events[slot] = ev;
+    }
+
+    fn eject(&mut self, f: Flit, t: u64) {
+        self.flits_ejected += 1;
+        self.last_progress = t;
+        let p = &mut self.pkts[f.pkt as usize];
+        p.delivered_flits += 1;
+        if p.delivered_flits == p.flits {
+            self.delivered.push(Delivery {
+                tag: p.tag,
+                src: p.src,
+                dst: p.dst,
+                flits: p.flits,
+                created: p.created,
+                delivered: t,
+            });
+            self.packets_delivered += 1;
+            self.free.push(f.pkt);
+        }
+    }
+
+    fn deliver_credits(&mut self, t: u64) {
+        let slot = (t % self.cring as u64) as usize;
+        let mut ev = std::mem::take(&mut self.credit_events[slot]);
+        for &ci in &ev {
+            let ci = ci as usize;
+            let (vc, fl) = self.credit_ring[ci];
+            debug_assert!(fl & 1 != 0);
+            self.credit_ring[ci].1 = 0;
+            let ip_index = ci / self.cring;
+            let (node, inport) = (ip_index / PORTS, ip_index % PORTS);
+            if inport == LOCAL {
+                let k = node * self.vt + vc as usize;
+                self.ni_credits[k] += 1;
+            } else {
+                let up = self.nbr[node][inport] as usize;
+                let oi = self.vci(up, opposite(inport), vc as usize);
+                self.credits[oi] += 1;
+                if fl & 2 != 0 {
+                    self.out_busy[oi] = false;
+                }
+            }
+        }
+        ev.clear();
+        self.credit_events[slot] = ev;
+    }
+
+    fn inject(&mut self, t: u64) {
+        for node in 0..self.mesh.nodes() {
+            if self.ni_cur[node] == NONE32 {
+                let Some(&pid) = self.srcq[node].front() else {
+                    continue;
+                };
+                let p = self.pkts[pid as usize];
+                // choose a free local input VC: the circuit VC for circuit packets
+                let vc = if p.circuit != NONE32 {
+                    let k = node * self.vt + self.v;
+                    if self.ni_credits[k] == 0 {
+                        continue;
+                    }
+                    self.v
+                } else {
+                    let mut found = NONE8 as usize;
+                    for vc in 0..self.v {
+                        let k = node * self.vt + vc;
+                        if !self.ni_busy[k] {
+                            found = vc;
+                            break;
+                        }
+                    }
+                    if found == NONE8 as usize {
+                        continue;
+                    }
+                    self.ni_busy[node * self.vt + found] = true;
+                    found
+                };
+                self.srcq[node].pop_front();
+                self.ni_cur[node] = pid;
+                self.ni_sent[node] = 0;
+                self.ni_vc[node] = vc as u8;
+            }
+            let pid = self.ni_cur[node];
+            let p = self.pkts[pid as usize];
+            let vc = self.ni_vc[node] as usize;
+            let k = node * self.vt + vc;
+            if self.ni_credits[k] == 0 {
+                continue;
+            }
+            self.ni_credits[k] -= 1;
+            let s = self.ni_sent[node];
+            let mut flags = 0u8;
+            if s == 0 {
+                flags |= 1;
+            }
+            if s + 1 == p.flits {
+                flags |= 2;
+            }
+            let i = self.vci(node, LOCAL, vc);
+            let pos = wrap(self.head[i] as usize + self.len[i] as usize, self.depth);
+            self.buf[i * self.depth + pos] = Flit {
+                pkt: pid,
+                flags,
+                arrive: (t + self.lt as u64) as u32,
+            };
+            self.len[i] += 1;
+            self.occ[node] += 1;
+            self.mark(node, LOCAL * self.vt + vc, i);
+            self.flits_injected += 1;
+            self.ni_sent[node] = s + 1;
+            if s + 1 == p.flits {
+                self.ni_cur[node] = NONE32;
+                self.ni_busy[k] = false;
+            }
+        }
+    }
+
+    #[inline]
+    fn dor_dir(&self, cur: usize, dst: usize) -> usize {
+        let (cx, cy, dx, dy) = (self.nx[cur], self.ny[cur], self.nx[dst], self.ny[dst]);
+        if cx < dx {
+            crate::routing::E
+        } else if cx > dx {
+            crate::routing::W
+        } else if cy < dy {
+            crate::routing::S
+        } else if cy > dy {
+            crate::routing::N
+        } else {
+            LOCAL
+        }
+    }
+
+    #[inline]
+    fn minimal_dirs(&self, cur: usize, dst: usize) -> ([usize; 2], usize) {
+        let (cx, cy, dx, dy) = (self.nx[cur], self.ny[cur], self.nx[dst], self.ny[dst]);
+        let mut out = [LOCAL; 2];
+        let mut k = 0;
+        if cx != dx {
+            out[0] = if cx < dx {
+                crate::routing::E
+            } else {
+                crate::routing::W
+            };
+            k = 1;
+        }
+        if cy != dy {
+            out[k] = if cy < dy {
+                crate::routing::S
+            } else {
+                crate::routing::N
+            };
+            k += 1;
+        }
+        (out, k)
+    }
+
+    /// Update the router's VC masks after a flit was written into local VC `lv` (global `i`).
+    #[inline]
+    fn mark(&mut self, node: usize, lv: usize, i: usize) {
+        let bit = 1u128 << lv;
+        if lv % self.vt == self.v || self.state[i] == ACTIVE {
+            self.act[node] |= bit;
+        } else {
+            self.pend[node] |= bit;
+        }
+    }
+
+    #[inline]
+    fn front(&self, i: usize) -> Flit {
+        self.buf[i * self.depth + self.head[i] as usize]
+    }
+
+    /// Route computation and VC allocation (separable, input-first, round-robin).
+    fn route_and_va(&mut self, node: usize, t: u64) {
+        let vt = self.vt;
+        let mut bits = self.pend[node];
+        if bits == 0 {
+            return;
+        }
+        let mut reqs = std::mem::take(&mut self.reqs);
+        reqs.clear();
+        while bits != 0 {
+            let lv = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            let i = node * PORTS * vt + lv;
+            let f = self.front(i);
+            if self.state[i] == IDLE {
+                if f.flags & 1 == 0 || (f.arrive as u64) > t {
+                    continue;
+                }
+                self.state[i] = VA;
+                // a head that waited behind the previous packet starts route computation now
+                self.ready[i] = (f.arrive as u64).max(t) + self.rc as u64;
+            }
+            if self.ready[i] > t {
+                continue;
+            }
+            // stage 1: this input VC picks one free output VC
+            let dst = self.pkts[f.pkt as usize].dst as usize;
+            let pick = self.pick_out_vc(node, dst, i);
+            if pick != NONE8 {
+                reqs.push((lv as u8, pick));
+            }
+        }
+        // stage 2: every requested output VC grants one requester, round robin over input VCs
+        let nreq = PORTS * vt;
+        for r0 in 0..reqs.len() {
+            let want = reqs[r0].1;
+            if want == NONE8 {
+                continue;
+            }
+            let (op, ovc) = (want as usize / vt, want as usize % vt);
+            let oi = self.vci(node, op, ovc);
+            let ptr = self.va_rr[oi] as usize;
+            // requester with the smallest round-robin distance from the pointer wins
+            let mut winner = usize::MAX;
+            let mut best = usize::MAX;
+            for r in reqs[r0..].iter_mut() {
+                if r.1 == want {
+                    let lv = r.0 as usize;
+                    let dist = if lv >= ptr { lv - ptr } else { lv + nreq - ptr };
+                    if dist < best {
+                        best = dist;
+                        winner = lv;
+                    }
+                    r.1 = NONE8;
+                }
+            }
+            let i = node * PORTS * vt + winner;
+            self.state[i] = ACTIVE;
+            self.ready[i] = t + self.va as u64;
+            self.out_port[i] = op as u8;
+            self.out_vc[i] = ovc as u8;
+            self.out_busy[oi] = true;
+            self.va_rr[oi] = wrap(winner + 1, nreq) as u8;
+            self.va_in_rr[i] = wrap(ovc + 1, self.v) as u8;
+            self.pend[node] &= !(1u128 << winner);
+            self.act[node] |= 1u128 << winner;
+        }
+        self.reqs = reqs;
+    }
+
+    /// Stage 1 of VC allocation for input VC `i`: the output VC it requests.
+    fn pick_out_vc(&self, node: usize, dst: usize, i: usize) -> u8 {
+        let vt = self.vt;
+        let dor = self.dor_dir(node, dst);
+        let start = self.va_in_rr[i] as usize;
+        match self.routing {
+            _ if dor == LOCAL => {
+                for k in 0..self.v {
+                    let vc = wrap(start + k, self.v);
+                    if !self.out_busy[self.vci(node, LOCAL, vc)] {
+                        return (LOCAL * vt + vc) as u8;
+                    }
+                }
+                NONE8
+            }
+            PacketRouting::Dor => {
+                for k in 0..self.v {
+                    let vc = wrap(start + k, self.v);
+                    if !self.out_busy[self.vci(node, dor, vc)] {
+                        return (dor * vt + vc) as u8;
+                    }
+                }
+                NONE8
+            }
+            PacketRouting::Adaptive => {
+                // adaptive VCs 1..V-1 on the productive port with the most free credits
+                let (dirs, nd) = self.minimal_dirs(node, dst);
+                let mut best = NONE8;
+                let mut best_cr = 0u32;
+                for &d in &dirs[..nd] {
+                    for vc in 1..self.v {
+                        let oi = self.vci(node, d, vc);
+                        if !self.out_busy[oi] {
+                            let cr = self.credits[oi] as u32 + 1;
+                            if cr > best_cr {
+                                best_cr = cr;
+                                best = (d * vt + vc) as u8;
+                            }
+                        }
+                    }
+                }
+                if best != NONE8 {
+                    return best;
+                }
+                // escape channel: VC 0 in the XY direction only
+                if !self.out_busy[self.vci(node, dor, 0)] {
+                    return (dor * vt) as u8;
+                }
+                NONE8
+            }
+        }
+    }
+
+    /// Switch allocation (separable, input-first, round-robin; circuit flits first) and
+    /// switch traversal.
+    fn switch(&mut self, node: usize, t: u64) {
+        let mut any = false;
+        let act = self.act[node];
+        if act == 0 {
+            return;
+        }
+        let vt = self.vt;
+        let vmask: u128 = (1u128 << self.v) - 1;
+        // stage 1: each input port chooses one VC
+        for port in 0..PORTS {
+            self.sa_req[port] = NONE8;
+            let pbits = (act >> (port * vt)) & ((1u128 << vt) - 1);
+            if pbits == 0 {
+                continue;
+            }
+            // the circuit VC has priority
+            if pbits >> self.v & 1 == 1 {
+                let ci = self.vci(node, port, self.v);
+                let f = self.front(ci);
+                if f.arrive as u64 <= t {
+                    let op = if port == LOCAL {
+                        self.circ_first[self.pkts[f.pkt as usize].circuit as usize]
+                    } else {
+                        self.circ_out[node * PORTS + port]
+                    };
+                    if op as usize == LOCAL || self.credits[self.vci(node, op as usize, self.v)] > 0
+                    {
+                        self.sa_req[port] = self.v as u8;
+                        any = true;
+                        continue;
+                    }
+                }
+            }
+            let ptr = self.sa_in_rr[node * PORTS + port] as usize;
+            // packet VCs in round-robin order starting at ptr
+            let vb = pbits & vmask;
+            let mut order = (vb >> ptr) | (vb << (self.v - ptr) & vmask);
+            while order != 0 {
+                let k = order.trailing_zeros() as usize;
+                order &= order - 1;
+                let vc = wrap(ptr + k, self.v);
+                let i = self.vci(node, port, vc);
+                if self.ready[i] > t || self.front(i).arrive as u64 > t {
+                    continue;
+                }
+                let op = self.out_port[i] as usize;
+                if op != LOCAL && self.credits[self.vci(node, op, self.out_vc[i] as usize)] == 0 {
+                    continue;
+                }
+                self.sa_req[port] = vc as u8;
+                any = true;
+                break;
+            }
+        }
+        if !any {
+            return;
+        }
+        // stage 2: each output port grants one input port (circuit requests first, rotating
+        // priority among circuits; round-robin arbiters among packet requests)
+        let mut out_taken = [false; PORTS];
+        let mut sa_op = [NONE8; PORTS];
+        let mut opreq = [0u32; PORTS]; // per output port: bit mask of requesting input ports
+        for port in 0..PORTS {
+            let vc = self.sa_req[port];
+            if vc == NONE8 {
+                continue;
+            }
+            sa_op[port] = if vc as usize == self.v {
+                if port == LOCAL {
+                    let f = self.front(self.vci(node, port, vc as usize));
+                    self.circ_first[self.pkts[f.pkt as usize].circuit as usize]
+                } else {
+                    self.circ_out[node * PORTS + port]
+                }
+            } else {
+                let op = self.out_port[self.vci(node, port, vc as usize)];
+                opreq[op as usize] |= 1 << port;
+                op
+            };
+        }
+        let rot = (t % PORTS as u64) as usize;
+        for k in 0..PORTS {
+            let port = wrap(k + rot, PORTS);
+            if self.sa_req[port] as usize != self.v {
+                continue;
+            }
+            let op = sa_op[port] as usize;
+            if !out_taken[op] {
+                out_taken[op] = true;
+                self.traverse(node, port, self.v, op, self.v, true, t);
+            }
+        }
+        for op in 0..PORTS {
+            let m = opreq[op];
+            if m == 0 || out_taken[op] {
+                continue;
+            }
+            let ptr = self.sa_out_rr[node * PORTS + op] as usize;
+            let rotated = ((m >> ptr) | (m << (PORTS - ptr))) & ((1 << PORTS) - 1);
+            let c = wrap(ptr + rotated.trailing_zeros() as usize, PORTS);
+            let vc = self.sa_req[c] as usize;
+            let i = self.vci(node, c, vc);
+            let ovc = self.out_vc[i] as usize;
+            self.sa_out_rr[node * PORTS + op] = wrap(c + 1, PORTS) as u8;
+            self.sa_in_rr[node * PORTS + c] = wrap(vc + 1, self.v) as u8;
+            out_taken[op] = true;
+            self.traverse(node, c, vc, op, ovc, false, t);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn traverse(
+        &mut self,
+        node: usize,
+        port: usize,
+        vc: usize,
+        op: usize,
+        ovc: usize,
+        circ: bool,
+        t: u64,
+    ) {
+        let i = self.vci(node, port, vc);
+        let f = self.front(i);
+        self.head[i] = wrap(self.head[i] as usize + 1, self.depth) as u16;
+        self.len[i] -= 1;
+        self.occ[node] -= 1;
+        let bit = 1u128 << (port * self.vt + vc);
+        if self.len[i] == 0 {
+            self.act[node] &= !bit;
+        }
+        self.last_progress = t;
+        let tail = f.flags & 2 != 0;
+        // credit to upstream (or to the NI for the local port)
+        let cslot = ((t + self.cd as u64) % self.cring as u64) as usize;
+        let ci = (node * PORTS + port) * self.cring + cslot;
+        debug_assert!(self.credit_ring[ci].1 == 0);
+        // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
+        // before they can be reallocated; other VCs are released when the tail leaves.
+        let atomic = self.routing == PacketRouting::Adaptive && vc == 0 && port != LOCAL;
+        self.credit_ring[ci] = (vc as u8, 1 | if tail && !circ && atomic { 2 } else { 0 });
+        self.credit_events[cslot].push(ci as u32);
+        if op != LOCAL {
+            let oi = self.vci(node, op, ovc);
+            self.credits[oi] -= 1;
+            self.link_flits[node * 4 + op] += 1;
+        }
+        let delay = if circ { self.circ } else { self.pipe_out } as u64;
+        let rslot = ((t + delay) % self.ring as u64) as usize;
+        let ri = ((node * PORTS + op) * 2 + circ as usize) * self.ring + rslot;
+        debug_assert!(self.link_ring[ri].1 == NONE8, "link slot collision");
+        self.link_ring[ri] = (f, ovc as u8);
+        self.link_events[rslot].push(ri as u32);
+        if tail && !circ {
+            self.state[i] = IDLE;
+            self.act[node] &= !bit;
+            if self.len[i] > 0 {
+                self.pend[node] |= bit;
+            }
+            self.out_port[i] = NONE8;
+            if op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0) {
+                let oi = self.vci(node, op, ovc);
+                self.out_busy[oi] = false;
+            }
+            self.out_vc[i] = NONE8;
+        }
+    }
+
+    /// Flits inside the network (NI partial packets excluded): buffers plus links.
+    pub fn flits_in_network(&self) -> u64 {
+        let b: u64 = self.len.iter().map(|&l| l as u64).sum();
+        let l = self.link_ring.iter().filter(|(_, vc)| *vc != NONE8).count() as u64;
+        b + l
+    }
+
+    /// Check flit conservation: injected = ejected + in network.
+    pub fn check_conservation(&self) -> Result<()> {
+        let inside = self.flits_in_network();
+        if self.flits_injected != self.flits_ejected + inside {
+            return Err(NocError::Invariant(format!(
+                "flit conservation: injected {} != ejected {} + in network {}",
+                self.flits_injected, self.flits_ejected, inside
+            )));
+        }
+        let occ: u64 = self.occ.iter().map(|&o| o as u64).sum();
+        let b: u64 = self.len.iter().map(|&l| l as u64).sum();
+        if occ != b {
+            return Err(NocError::Invariant(format!(
+                "router occupancy counters {occ} disagree with buffer contents {b}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// True when flits are in the network but none has moved for `window` cycles.
+    pub fn stalled(&self, window: u64) -> bool {
+        self.now.saturating_sub(self.last_progress) > window
+            && self.flits_injected > self.flits_ejected
+    }
+
+    /// Per-hop zero-load delay of a head flit, cycles.
+    pub fn hop_delay(&self) -> u64 {
+        (self.rc + self.va + self.pipe_out) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub(crate) fn arch(k: usize) -> MeshArch {
+        let mut a: MeshArch = crate::config::default_mesh();
+        a.cols = k;
+        a.rows = k;
+        a
+    }
+
+    fn run_one(a: &MeshArch, src: usize, dst: usize, flits: u32, routing: PacketRouting) -> u64 {
+        let mut net = Network::new(a, routing).unwrap();
+        net.send(src, dst, flits, 7, None);
+        for _ in 0..1000 {
+            net.step();
+            if let Some(d) = net.delivered.pop() {
+                net.check_conservation().unwrap();
+                return d.delivered - d.created;
+            }
+        }
+        panic!("packet not delivered");
+    }
+
+    #[test]
+    fn zero_load_latency_is_exact() {
+        for (cfg, k) in [(0, 4), (1, 6), (2, 5)] {
+            let mut a = arch(k);
+            if cfg == 1 {
+                a.route_compute_cycles = 2;
+                a.link_latency_cycles = 3;
+                a.credit_delay_cycles = 2;
+            }
+            if cfg == 2 {
+                a.vc_alloc_cycles = 2;
+                a.switch_traversal_cycles = 2;
+            }
+            let m = Mesh::new(k, k).unwrap();
+            for (src, dst) in [(0, 1), (0, k * k - 1), (k + 1, 2 * k), (k * k - 1, 0)] {
+                for l in [1u32, 4, 9] {
+                    for r in [PacketRouting::Dor, PacketRouting::Adaptive] {
+                        let h = m.hops(src, dst) as u64;
+                        let pipe = (a.route_compute_cycles
+                            + a.vc_alloc_cycles
+                            + a.switch_alloc_cycles
+                            + a.switch_traversal_cycles
+                            + a.link_latency_cycles) as u64;
+                        let want = a.link_latency_cycles as u64 + (h + 1) * pipe + (l as u64 - 1);
+                        assert_eq!(
+                            run_one(&a, src, dst, l, r),
+                            want,
+                            "cfg {cfg} {src}->{dst} L={l} {r:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn circuit_hop_is_two_cycles() {
+        let a = arch(4);
+        let mut net = Network::new(&a, PacketRouting::Dor).unwrap();
+        let m = net.mesh;
+        let path = m.dor_path(0, 15);
+        let ids = net.set_circuits(&[(0, path.clone())]).unwrap();
+        net.send(0, 15, 3, 1, Some(ids[0]));
+        let mut lat = None;
+        for _ in 0..200 {
+            net.step();
+            if let Some(d) = net.delivered.pop() {
+                lat = Some(d.delivered - d.created);
+                break;
+            }
+        }
+        // injection link + (hops + 1) switch+link stages + serialization
+        let h = path.len() as u64;
+        assert_eq!(
+            lat.unwrap(),
+            a.link_latency_cycles as u64 + (h + 1) * a.circuit_stages as u64 + 2
+        );
+        net.check_conservation().unwrap();
+        // a second circuit over the same link is rejected
+        assert!(net.set_circuits(&[(0, path)]).is_err());
+    }
+}
