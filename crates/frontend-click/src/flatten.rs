@@ -24,6 +24,8 @@ pub const MAX_EXPANSION_DEPTH: usize = 64;
 /// Most nodes (elements plus tunnels) a configuration may expand to.
 pub const MAX_NODES: usize = 250_000;
 const MAX_ERRORS: usize = 50;
+/// Tunnel name of element groups (compound tunnels carry the instance name).
+const GROUP: &str = "the element group";
 
 type Vars = Rc<HashMap<String, String>>;
 
@@ -699,7 +701,7 @@ impl<'a> Flattener<'a> {
             Primary::Group(body) => {
                 let tin = self.new_node(
                     NodeKind::Tunnel {
-                        name: "element group".into(),
+                        name: GROUP.into(),
                         sealed: false,
                         src_ports: 0,
                         dst_ports: 0,
@@ -709,7 +711,7 @@ impl<'a> Flattener<'a> {
                 );
                 let tout = self.new_node(
                     NodeKind::Tunnel {
-                        name: "element group".into(),
+                        name: GROUP.into(),
                         sealed: false,
                         src_ports: 0,
                         dst_ports: 0,
@@ -930,11 +932,15 @@ impl<'a> Flattener<'a> {
         self.error(
             span.clone(),
             format!(
-                "connection {} undeclared {} port {} of compound '{}' (its body uses {} {} port{})",
+                "connection {} undeclared {} port {} of {} (its body uses {} {} port{})",
                 if dir == "input" { "to" } else { "from" },
                 dir,
                 port,
-                name,
+                if name == GROUP {
+                    GROUP.to_string()
+                } else {
+                    format!("compound '{}'", name)
+                },
                 n,
                 dir,
                 if n == 1 { "" } else { "s" }
@@ -1039,4 +1045,93 @@ fn bind(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parser::Formal;
+
+    fn vars(kv: &[(&str, &str)]) -> HashMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn substitution_forms() {
+        let v = vars(&[("a", "X"), ("long_name", "Y")]);
+        let sp = Span::new("f", 3, 5);
+        assert_eq!(substitute(" $a ${long_name}$a ", &v, &sp).unwrap(), "X YX");
+        assert_eq!(
+            substitute("'$nope' \\$nope /* $nope */ $ $5x", &v, &sp)
+                .unwrap_err()
+                .message,
+            "unknown variable '$5x'"
+        );
+        assert_eq!(
+            substitute("'$nope' \\$nope /* $nope */ $ cost", &v, &sp).unwrap(),
+            "'$nope' \\$nope /* $nope */ $ cost"
+        );
+        let e = substitute("ab\n  cd $zz", &v, &sp).unwrap_err();
+        assert_eq!((e.span.line, e.span.col), (4, 6));
+        let e = substitute("ab $zz", &v, &sp).unwrap_err();
+        assert_eq!((e.span.line, e.span.col), (3, 8));
+    }
+
+    fn formal(kw: Option<&str>, v: &str) -> Formal {
+        Formal {
+            keyword: kw.map(str::to_string),
+            var: v.to_string(),
+            span: Span::default(),
+        }
+    }
+
+    #[test]
+    fn binding_positional_and_keyword_arguments() {
+        let f = [formal(None, "a"), formal(Some("SIZE"), "s")];
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            bind(&f, &args(&["SIZE 10", "x"])).unwrap(),
+            vec![
+                ("s".to_string(), "10".to_string()),
+                ("a".to_string(), "x".to_string())
+            ]
+        );
+        assert!(bind(&f, &args(&["x"]))
+            .unwrap_err()
+            .contains("missing keyword argument SIZE"));
+        assert!(bind(&f, &args(&["SIZE 1", "SIZE 2", "x"]))
+            .unwrap_err()
+            .contains("given twice"));
+        assert!(bind(&f, &args(&["SIZE 1"]))
+            .unwrap_err()
+            .contains("missing argument for '$a'"));
+        assert!(bind(&[], &args(&["x"])).is_err());
+        assert!(bind(&[], &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn tunnels_splice_through_nested_groups_and_ignore_cycles() {
+        let p = crate::parser::parse(
+            "a :: A; b :: B; a -> (input -> (input -> output) -> (->) -> output) -> b;",
+            "t",
+        )
+        .unwrap();
+        let g = flatten(&p.body, "t", &[]).unwrap();
+        assert_eq!(g.connections.len(), 1);
+        assert_eq!((g.connections[0].from, g.connections[0].to), (0, 1));
+        // A group without an input cannot be connected to.
+        let p = crate::parser::parse("a :: A; a -> ((->) -> Idle);", "t").unwrap();
+        let e = flatten(&p.body, "t", &[]).unwrap_err();
+        assert_eq!(
+            e[0].message,
+            "connection to undeclared input port 0 of the element group (its body uses 0 input ports)"
+        );
+        // A compound whose output feeds its own input: no infinite loop.
+        let p =
+            crate::parser::parse("a :: A; g :: { input -> output }; a -> g; g -> g;", "t").unwrap();
+        let g = flatten(&p.body, "t", &[]).unwrap();
+        assert!(g.connections.is_empty());
+    }
 }

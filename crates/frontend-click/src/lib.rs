@@ -105,7 +105,7 @@ pub fn parse_str_with(
             }
         };
         let pkg = pkg.trim_matches('"').to_string();
-        if !opts.known_packages.iter().any(|k| *k == pkg) {
+        if !opts.known_packages.contains(&pkg) {
             warnings.push(Diagnostic::warning(
                 span,
                 format!(

@@ -771,3 +771,112 @@ fn parse_port(s: &str) -> Option<usize> {
     }
     s.parse::<usize>().ok().filter(|&p| p <= MAX_PORT)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stmts(s: &str) -> Vec<Stmt> {
+        parse(s, "t.click")
+            .unwrap_or_else(|d| panic!("{}", d))
+            .body
+            .stmts
+    }
+
+    #[test]
+    fn multi_name_declaration_becomes_one_decl() {
+        let s = stmts("a, b, c :: Queue(5)");
+        assert_eq!(s.len(), 1);
+        let Stmt::Decl {
+            names,
+            class: ClassRef::Named(cls, _),
+            config: Some(cfg),
+        } = &s[0]
+        else {
+            panic!("{:?}", s)
+        };
+        assert_eq!(
+            names.iter().map(|n| n.0.as_str()).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
+        assert_eq!((cls.as_str(), cfg.text.as_str()), ("Queue", "5"));
+    }
+
+    #[test]
+    fn chain_records_ports_and_connectors() {
+        let s = stmts("a [1, 2] => [3, 4] b -> c");
+        let Stmt::Chain { items, ops } = &s[0] else {
+            panic!()
+        };
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[0][0].out_ports, Some(vec![1, 2]));
+        assert_eq!(items[1][0].in_ports, Some(vec![3, 4]));
+        assert_eq!(
+            ops.iter().map(|o| o.0).collect::<Vec<_>>(),
+            [Connector::Parallel, Connector::Arrow]
+        );
+    }
+
+    #[test]
+    fn compound_formals_and_overloads() {
+        let s = stmts("elementclass X { $a, KW $b | input -> output || input -> output }");
+        let Stmt::ElementClass {
+            name,
+            def: ClassDefSyntax::Compound(c),
+            ..
+        } = &s[0]
+        else {
+            panic!()
+        };
+        assert_eq!(name, "X");
+        assert_eq!(c.overloads.len(), 2);
+        let f = &c.overloads[0].formals;
+        assert_eq!((f[0].keyword.as_deref(), f[0].var.as_str()), (None, "a"));
+        assert_eq!(
+            (f[1].keyword.as_deref(), f[1].var.as_str()),
+            (Some("KW"), "b")
+        );
+        assert!(c.overloads[1].formals.is_empty());
+    }
+
+    #[test]
+    fn keywords_need_parentheses() {
+        // `define` and `require` are ordinary names unless a configuration follows.
+        let s = stmts("define :: Idle; require -> define");
+        assert_eq!(s.len(), 2);
+        assert!(matches!(&s[1], Stmt::Chain { .. }));
+        let p = parse("require(a, package b)", "t").unwrap();
+        assert_eq!(
+            p.requires.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+            ["a", "package b"]
+        );
+    }
+
+    #[test]
+    fn implied_endpoints_only_inside_groups() {
+        let s = stmts("x :: X; x -> ([0] -> [1]) -> x");
+        let Stmt::Chain { items, .. } = &s[1] else {
+            panic!()
+        };
+        let Primary::Group(g) = &items[1][0].primary else {
+            panic!()
+        };
+        let Stmt::Chain { items: inner, .. } = &g.stmts[0] else {
+            panic!()
+        };
+        assert!(matches!(inner[0][0].primary, Primary::Implied));
+        assert_eq!(inner[0][0].out_ports, Some(vec![0]));
+        assert!(matches!(inner[1][0].primary, Primary::Implied));
+        assert_eq!(inner[1][0].in_ports, Some(vec![1]));
+        assert!(parse("[0] -> x", "t").is_err());
+    }
+
+    #[test]
+    fn port_parsing() {
+        assert_eq!(parse_port("0"), Some(0));
+        assert_eq!(parse_port("65535"), Some(65535));
+        assert_eq!(parse_port("65536"), None);
+        assert_eq!(parse_port("1a"), None);
+        assert_eq!(parse_port(""), None);
+    }
+}
