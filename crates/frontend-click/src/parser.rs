@@ -216,13 +216,15 @@ impl<'a> Parser<'a> {
         Ok(&self.buf[0])
     }
 
+    /// The kind of the next token. Identifier and variable names are left out (empty) so that
+    /// peeking never allocates; use [`Parser::peek`] for them.
     fn peek_tok(&mut self) -> PResult<Tok> {
-        Ok(self.peek()?.tok.clone())
+        Ok(shallow(&self.peek()?.tok))
     }
 
     fn peek2_tok(&mut self) -> PResult<Tok> {
         self.fill(2)?;
-        Ok(self.buf[1].tok.clone())
+        Ok(shallow(&self.buf[1].tok))
     }
 
     fn next(&mut self) -> PResult<Token> {
@@ -758,6 +760,14 @@ impl<'a> Parser<'a> {
             items.push(self.endpoint_list(ctx, false)?);
         }
         Ok(Stmt::Chain { items, ops })
+    }
+}
+
+fn shallow(t: &Tok) -> Tok {
+    match t {
+        Tok::Ident(_) => Tok::Ident(String::new()),
+        Tok::Variable(_) => Tok::Variable(String::new()),
+        other => other.clone(),
     }
 }
 
