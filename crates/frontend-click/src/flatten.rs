@@ -420,6 +420,13 @@ impl<'a> Flattener<'a> {
         scope.counter += 1;
         let local = match name {
             Some(n) => {
+                if n.split('/').any(|c| c.bytes().all(|b| b.is_ascii_digit())) {
+                    self.error(
+                        span.clone(),
+                        format!("element name '{}' has an all-digit component", n),
+                    );
+                    return None;
+                }
                 if let Some(prev) = scope.elems.get(n) {
                     let ps = prev.span.clone();
                     self.error(

@@ -95,6 +95,17 @@ pub struct Lexer<'a> {
     pos: Pos,
     /// True while only blanks have been seen since the start of the current line.
     at_line_start: bool,
+    /// Line markers met so far, in order (see [`LineMark`]).
+    pub marks: Vec<LineMark>,
+}
+
+/// A C preprocessor line marker `# LINE "FILE"` (or `#line LINE "FILE"`): physical line
+/// `phys_line` of the text is line `line` of `file` (`None`: the file being parsed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineMark {
+    pub phys_line: u32,
+    pub line: u32,
+    pub file: Option<String>,
 }
 
 fn is_ident_byte(b: u8) -> bool {
@@ -116,6 +127,7 @@ impl<'a> Lexer<'a> {
                 col: 1,
             },
             at_line_start: true,
+            marks: Vec::new(),
         }
     }
 
@@ -164,14 +176,7 @@ impl<'a> Lexer<'a> {
             match self.peek_byte(0) {
                 Some(b'\n') => self.bump(),
                 Some(b) if b.is_ascii_whitespace() => self.bump(),
-                Some(b'#') if self.at_line_start => {
-                    while let Some(b) = self.peek_byte(0) {
-                        if b == b'\n' {
-                            break;
-                        }
-                        self.bump();
-                    }
-                }
+                Some(b'#') if self.at_line_start => self.line_directive()?,
                 Some(b'/') if self.peek_byte(1) == Some(b'/') => {
                     while let Some(b) = self.peek_byte(0) {
                         if b == b'\n' {
@@ -203,6 +208,48 @@ impl<'a> Lexer<'a> {
                 _ => return Ok(()),
             }
         }
+    }
+
+    /// A line starting with `#`: a `#!` line at the very start is skipped; otherwise it must
+    /// be a preprocessor line marker `# LINE ["FILE"]` or `#line LINE ["FILE"]`, as Click
+    /// accepts, which renumbers the following lines.
+    fn line_directive(&mut self) -> Result<(), LexError> {
+        let start = self.pos;
+        let line_end = self.src[start.offset..]
+            .find('\n')
+            .map_or(self.src.len(), |i| start.offset + i);
+        let text = &self.src[start.offset..line_end];
+        let skip_line = |l: &mut Self| l.advance_to(line_end);
+        if start.offset == 0 && text.starts_with("#!") {
+            skip_line(self);
+            return Ok(());
+        }
+        let mut rest = text[1..].trim_start_matches([' ', '\t']);
+        if let Some(r) = rest.strip_prefix("line") {
+            if r.starts_with([' ', '\t']) {
+                rest = r.trim_start_matches([' ', '\t']);
+            }
+        }
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let line: Option<u32> = rest[..digits].parse().ok();
+        let Some(line) = line else {
+            return Err(LexError {
+                pos: start,
+                message: "unknown preprocessor directive: expected a line marker '# LINE \"FILE\"'"
+                    .into(),
+            });
+        };
+        let after = rest[digits..].trim_start_matches([' ', '\t']);
+        let file = after
+            .strip_prefix('"')
+            .and_then(|f| f.find('"').map(|e| f[..e].to_string()));
+        skip_line(self);
+        self.marks.push(LineMark {
+            phys_line: start.line + 1,
+            line,
+            file: file.filter(|f| !f.is_empty()),
+        });
+        Ok(())
     }
 
     /// The next token.
@@ -608,6 +655,32 @@ mod tests {
         );
         // `#` in the middle of a line is not a preprocessor line.
         assert_eq!(toks("a #"), vec![Tok::Ident("a".into()), Tok::Other('#')]);
+    }
+
+    #[test]
+    fn line_markers_are_recorded_and_other_directives_rejected() {
+        let mut l = Lexer::new("a\n# 40 \"orig.click\"\nb\n  #line 7\nc");
+        while l.next_token().unwrap().tok != Tok::Eof {}
+        assert_eq!(
+            l.marks,
+            vec![
+                LineMark {
+                    phys_line: 3,
+                    line: 40,
+                    file: Some("orig.click".into())
+                },
+                LineMark {
+                    phys_line: 5,
+                    line: 7,
+                    file: None
+                }
+            ]
+        );
+        let mut l = Lexer::new("a\n#define X 1\n");
+        l.next_token().unwrap();
+        let e = l.next_token().unwrap_err();
+        assert_eq!((e.pos.line, e.pos.col), (2, 1));
+        assert!(e.message.starts_with("unknown preprocessor directive"));
     }
 
     #[test]

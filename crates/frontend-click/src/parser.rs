@@ -195,8 +195,16 @@ pub fn parse(text: &str, file: &str) -> Result<Parsed, Diagnostic> {
 }
 
 impl<'a> Parser<'a> {
+    /// The diagnostic position of `pos`, following `# LINE "FILE"` markers.
     fn span(&self, pos: Pos) -> Span {
-        Span::new(self.file, pos.line, pos.col)
+        let marks = &self.lx.marks;
+        let k = marks.partition_point(|m| m.phys_line <= pos.line);
+        if k == 0 {
+            return Span::new(self.file, pos.line, pos.col);
+        }
+        let m = &marks[k - 1];
+        let line = m.line.saturating_add(pos.line - m.phys_line);
+        Span::new(m.file.as_deref().unwrap_or(self.file), line, pos.col)
     }
 
     fn lex_err(&self, e: LexError) -> Diagnostic {

@@ -323,3 +323,37 @@ fn invalid_utf8_is_reported_with_position() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn line_markers_renumber_diagnostics() {
+    // Output of the C preprocessor: errors point into the original file.
+    assert_err(
+        "a :: A;\n# 120 \"orig.click\"\n\na -> b;",
+        "orig.click:121:6: error: undefined element 'b' (elements must be declared before use; class names start with an upper-case letter)",
+    );
+    let g = common::parse("#!/usr/local/bin/click\n#line 10\nx :: X;");
+    assert_eq!(
+        (g.elements[0].span.file.as_str(), g.elements[0].span.line),
+        ("test.click", 10)
+    );
+}
+
+#[test]
+fn unknown_preprocessor_directive() {
+    assert_err(
+        "a :: A;\n#include \"x.click\"\n",
+        "bad.click:2:1: error: unknown preprocessor directive: expected a line marker '# LINE \"FILE\"'",
+    );
+}
+
+#[test]
+fn all_digit_element_names() {
+    assert_err(
+        "12 :: Queue;",
+        "bad.click:1:1: error: element name '12' has an all-digit component",
+    );
+    assert_err(
+        "c :: { input -> 3 :: Null -> output };",
+        "bad.click:1:17: error: element name '3' has an all-digit component",
+    );
+}
