@@ -68,6 +68,8 @@ enum NodeKind {
         src_ports: usize,
         dst_ports: usize,
         is_input: bool,
+        /// Ports the body used (inputs for an `input` tunnel, outputs for an `output` one).
+        used: Vec<bool>,
     },
 }
 
@@ -544,6 +546,7 @@ impl<'a> Flattener<'a> {
                 src_ports: 0,
                 dst_ports: 0,
                 is_input: true,
+                used: Vec::new(),
             },
             span,
         );
@@ -554,6 +557,7 @@ impl<'a> Flattener<'a> {
                 src_ports: 0,
                 dst_ports: 0,
                 is_input: false,
+                used: Vec::new(),
             },
             span,
         );
@@ -574,8 +578,8 @@ impl<'a> Flattener<'a> {
         let body = &o.def.overloads[o.idx].body;
         self.defines(&body.stmts, &mut inner);
         self.body(&body.stmts, &mut inner, Some((tin, tout)), depth + 1);
-        self.seal(tin);
-        self.seal(tout);
+        self.seal(tin, span);
+        self.seal(tout, span);
         Some(Entry {
             inn: Some(tin),
             out: Some(tout),
@@ -601,9 +605,38 @@ impl<'a> Flattener<'a> {
         }
     }
 
-    fn seal(&mut self, node: usize) {
-        if let NodeKind::Tunnel { sealed, .. } = &mut self.nodes[node] {
+    /// The body of a compound or group is complete: fix its ports. A port number skipped by
+    /// the body (`input [1]` used, `input [0]` not) is an error, as in Click.
+    fn seal(&mut self, node: usize, span: &Span) {
+        let mut gap = None;
+        if let NodeKind::Tunnel {
+            sealed,
+            used,
+            name,
+            is_input,
+            ..
+        } = &mut self.nodes[node]
+        {
             *sealed = true;
+            if let Some(p) = used.iter().position(|u| !u) {
+                gap = Some((name.clone(), *is_input, p));
+            }
+            *used = Vec::new();
+        }
+        if let Some((name, is_input, p)) = gap {
+            let what = if name == GROUP {
+                GROUP.to_string()
+            } else {
+                format!("compound element '{}'", name)
+            };
+            let dir = if is_input { "input" } else { "output" };
+            self.error(
+                span.clone(),
+                format!(
+                    "{} {} {} unused (its body uses a higher {} port)",
+                    what, dir, p, dir
+                ),
+            );
         }
     }
 
@@ -713,6 +746,7 @@ impl<'a> Flattener<'a> {
                         src_ports: 0,
                         dst_ports: 0,
                         is_input: true,
+                        used: Vec::new(),
                     },
                     &ep.span,
                 );
@@ -723,13 +757,14 @@ impl<'a> Flattener<'a> {
                         src_ports: 0,
                         dst_ports: 0,
                         is_input: false,
+                        used: Vec::new(),
                     },
                     &ep.span,
                 );
                 self.defines(&body.stmts, scope);
                 self.body(&body.stmts, scope, Some((tin, tout)), depth);
-                self.seal(tin);
-                self.seal(tout);
+                self.seal(tin, &ep.span);
+                self.seal(tout, &ep.span);
                 Some(Entry {
                     inn: Some(tin),
                     out: Some(tout),
@@ -888,6 +923,7 @@ impl<'a> Flattener<'a> {
             src_ports,
             dst_ports,
             is_input,
+            used,
         } = &mut self.nodes[to]
         {
             if *sealed {
@@ -898,6 +934,7 @@ impl<'a> Flattener<'a> {
                 }
             } else {
                 *dst_ports = (*dst_ports).max(tport + 1);
+                mark(used, tport);
             }
         }
         if let NodeKind::Tunnel {
@@ -906,6 +943,7 @@ impl<'a> Flattener<'a> {
             src_ports,
             dst_ports,
             is_input,
+            used,
         } = &mut self.nodes[from]
         {
             if *sealed {
@@ -916,6 +954,7 @@ impl<'a> Flattener<'a> {
                 }
             } else {
                 *src_ports = (*src_ports).max(fport + 1);
+                mark(used, fport);
             }
         }
         self.edges.push(Edge {
@@ -997,6 +1036,13 @@ impl<'a> Flattener<'a> {
         let _ = self.file;
         self.graph
     }
+}
+
+fn mark(used: &mut Vec<bool>, port: usize) {
+    if used.len() <= port {
+        used.resize(port + 1, false);
+    }
+    used[port] = true;
 }
 
 fn class_name(c: &ClassRef) -> &str {

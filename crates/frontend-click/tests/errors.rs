@@ -357,3 +357,15 @@ fn all_digit_element_names() {
         "bad.click:1:17: error: element name '3' has an all-digit component",
     );
 }
+
+#[test]
+fn skipped_compound_ports() {
+    assert_err(
+        "a :: A;\nc :: { input [1] -> X -> output };",
+        "bad.click:2:1: error: compound element 'c' input 0 unused (its body uses a higher input port)",
+    );
+    assert_err(
+        "a :: A; a -> ( input -> [2] output ) -> Discard;",
+        "bad.click:1:14: error: the element group output 0 unused (its body uses a higher output port)",
+    );
+}
