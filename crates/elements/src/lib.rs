@@ -6,6 +6,7 @@ pub mod conf;
 pub mod cx;
 pub mod element;
 pub mod elements;
+pub mod net;
 pub mod registry;
 pub mod runtime;
 

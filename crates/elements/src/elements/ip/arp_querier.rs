@@ -1,0 +1,336 @@
+//! `ARPQuerier(IP, ETH [, keywords CAPACITY, TIMEOUT, BROADCAST, POLL_TIMEOUT, TABLE])` —
+//! encapsulates IP packets in Ethernet headers, finding destination Ethernet addresses with ARP.
+//!
+//! Input 0: IP packets (IP header at the front) with the destination IP annotation set. If the
+//! Ethernet address of the annotation is known the packet gets an Ethernet header (our ETH to
+//! it, type 0x0800) and leaves on output 0. Otherwise it is held and an ARP request for the
+//! address (from IP/ETH, to ff:ff:ff:ff:ff:ff) is sent, on output 1 when the element has two
+//! outputs connected (Click's two-output form), else on output 0; a further request for the
+//! same address is sent only when the last one is at least 10 ms old (pktflow's rate limit).
+//! Special destinations (Click): 0.0.0.0 is dropped (`zero destination`); 255.255.255.255 and
+//! the BROADCAST address go to ff:ff:ff:ff:ff:ff; multicast 224/4 to 01:00:5e + the low 23
+//! bits. At most CAPACITY packets (default 2048) are held; beyond that they are dropped
+//! (`arp queue full`).
+//!
+//! Input 1: ARP replies with their Ethernet header. A valid Ethernet/IPv4 reply records
+//! sender IP -> sender Ethernet (expiring after TIMEOUT seconds, default 300, 0 = never) and
+//! sends every packet held for that address, in arrival order. The reply itself is consumed
+//! (dropped with reason `arp reply consumed`; other packets: `not an ARP reply`).
+//!
+//! Static entries (pktflow keyword, Click has none; Click's TABLE names a shared ARPTable
+//! element, which pktflow does not have): `TABLE ip eth, ip eth, ...` (the pairs after TABLE
+//! may also be separated by spaces). Static entries never expire and replies do not change
+//! them.
+//!
+//! Ports: 2 push inputs, 1-2 push outputs. pktflow cannot see at configure time which outputs
+//! are connected, so the two-output form is chosen with the pktflow keyword `QUERY_OUTPUT 1`
+//! (default: queries on output 0).
+//!
+//! Costs: input 0: 6 instructions, a 4-byte meta-data read (destination) and an 8-byte read of
+//! the ARP entry (dynamic state object 0, key = the IP address); hit: 10 instructions, a 14-byte
+//! packet-data write and a 2-byte meta-data write. Miss: an 8-byte write of the entry (object 0),
+//! an 8-byte write of the held-packet list (dynamic state object 1, key = the IP), 12
+//! instructions; a query adds 30 instructions and a 42-byte packet-data write. Input 1: 8
+//! instructions, a 28-byte packet-data read, an 8-byte entry read and write (object 0, key = the
+//! sender IP), an 8-byte read of the held list (object 1) and, per packet released, 10
+//! instructions, an 8-byte held-list write, a 14-byte packet-data write and a 2-byte meta-data
+//! write.
+use crate::conf::{parse_ether, parse_ip, parse_uint, split_words, Args, InitEnv};
+use crate::cx::Cx;
+use crate::element::{Element, Ports};
+use crate::net;
+use crate::registry::ClassInfo;
+use pktflow_model::AccessKind::{Read, Write};
+use pktflow_traffic::Packet;
+use std::collections::{HashMap, VecDeque};
+
+pub const CLASS: ClassInfo = ClassInfo {
+    name: "ARPQuerier",
+    summary: "Ethernet-encapsulate IP packets, resolving next hops with ARP",
+    make,
+};
+
+const REQUERY_NS: u64 = 10_000_000;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    eth: [u8; 6],
+    /// Expiry time (ns); u64::MAX for static entries.
+    expires: u64,
+    is_static: bool,
+}
+
+pub struct ARPQuerier {
+    ip: [u8; 4],
+    eth: [u8; 6],
+    broadcast: Option<[u8; 4]>,
+    capacity: usize,
+    timeout_ns: u64,
+    query_port: usize,
+    table: HashMap<[u8; 4], Entry>,
+    pending: HashMap<[u8; 4], VecDeque<Packet>>,
+    last_query: HashMap<[u8; 4], u64>,
+    held: usize,
+    queries: u64,
+    hits: u64,
+    drops: u64,
+}
+
+fn parse_pairs(c: &str, s: &str, out: &mut Vec<([u8; 4], [u8; 6])>) -> Result<(), String> {
+    let w = split_words(s);
+    if w.len() % 2 != 0 || w.is_empty() {
+        return Err(format!(
+            "{c}: TABLE: expected 'IP ETH' pairs, found '{s}' (pktflow has no ARPTable element; TABLE takes static entries)"
+        ));
+    }
+    for pair in w.chunks(2) {
+        let ip = parse_ip(&pair[0]).map_err(|e| format!("{c}: TABLE: {e}"))?;
+        let eth = parse_ether(&pair[1]).map_err(|e| format!("{c}: TABLE: {e}"))?;
+        out.push((ip, eth));
+    }
+    Ok(())
+}
+
+fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+    let c = "ARPQuerier";
+    let mut a = Args::parse(
+        c,
+        config,
+        &[
+            "IP",
+            "ETH",
+            "CAPACITY",
+            "TIMEOUT",
+            "BROADCAST",
+            "POLL_TIMEOUT",
+            "TABLE",
+            "QUERY_OUTPUT",
+            "ENTRY_CAPACITY",
+            "ENTRY_PACKET_CAPACITY",
+        ],
+    );
+    let ip_s = a
+        .keyword_or_positional("IP")
+        .ok_or("ARPQuerier: missing argument IP")?;
+    // Allow "IP ETH" in one argument.
+    let (ip, eth) = match split_words(&ip_s).as_slice() {
+        [i, e] => (parse_ip(i), parse_ether(e)),
+        _ => {
+            let eth_s = a
+                .keyword_or_positional("ETH")
+                .ok_or("ARPQuerier: missing argument ETH")?;
+            (parse_ip(&ip_s), parse_ether(&eth_s))
+        }
+    };
+    let ip = ip.map_err(|e| format!("{c}: IP: {e}"))?;
+    let eth = eth.map_err(|e| format!("{c}: ETH: {e}"))?;
+    let mut statics = Vec::new();
+    if let Some(t) = a.keyword("TABLE") {
+        parse_pairs(c, &t, &mut statics)?;
+        // Pairs after a comma arrive as positional arguments.
+        while let Some(more) = a.optional() {
+            parse_pairs(c, &more, &mut statics)?;
+        }
+    }
+    let capacity = match a.keyword("CAPACITY") {
+        Some(s) => parse_uint(&s).map_err(|e| format!("{c}: CAPACITY: {e}"))? as usize,
+        None => 2048,
+    };
+    let timeout_ns = match a.keyword("TIMEOUT") {
+        Some(s) => parse_uint(&s).map_err(|e| format!("{c}: TIMEOUT: {e}"))? * 1_000_000_000,
+        None => 300 * 1_000_000_000,
+    };
+    let broadcast = match a.keyword("BROADCAST") {
+        Some(s) => Some(parse_ip(&s).map_err(|e| format!("{c}: BROADCAST: {e}"))?),
+        None => None,
+    };
+    let query_port = match a.keyword("QUERY_OUTPUT") {
+        Some(s) => match parse_uint(&s) {
+            Ok(p @ 0..=1) => p as usize,
+            _ => return Err(format!("{c}: QUERY_OUTPUT must be 0 or 1")),
+        },
+        None => 0,
+    };
+    for k in ["POLL_TIMEOUT", "ENTRY_CAPACITY", "ENTRY_PACKET_CAPACITY"] {
+        a.keyword(k);
+    }
+    a.finish()?;
+    let mut table = HashMap::new();
+    for (i, e) in statics {
+        table.insert(
+            i,
+            Entry {
+                eth: e,
+                expires: u64::MAX,
+                is_static: true,
+            },
+        );
+    }
+    Ok(Box::new(ARPQuerier {
+        ip,
+        eth,
+        broadcast,
+        capacity,
+        timeout_ns: if timeout_ns == 0 {
+            u64::MAX
+        } else {
+            timeout_ns
+        },
+        query_port,
+        table,
+        pending: HashMap::new(),
+        last_query: HashMap::new(),
+        held: 0,
+        queries: 0,
+        hits: 0,
+        drops: 0,
+    }))
+}
+
+impl ARPQuerier {
+    fn encap(&self, mut p: Packet, dst: [u8; 6], cx: &mut Cx) -> Packet {
+        cx.instr(10);
+        p.push_front(net::ETHER_LEN);
+        net::write_ether(p.data_mut(), dst, self.eth, net::ETHERTYPE_IP);
+        cx.write_pkt(14);
+        cx.write_meta(2);
+        p
+    }
+
+    fn send_query(&mut self, target: [u8; 4], cx: &mut Cx) {
+        let mut q = Packet::zeroed(net::ETHER_LEN + net::ARP_LEN);
+        q.anno.timestamp_ns = cx.now_ns;
+        let d = q.data_mut();
+        net::write_ether(d, net::ETHER_BROADCAST, self.eth, net::ETHERTYPE_ARP);
+        net::write_arp(
+            &mut d[net::ETHER_LEN..],
+            net::ARP_OP_REQUEST,
+            self.eth,
+            self.ip,
+            [0; 6],
+            target,
+        );
+        cx.instr(30);
+        cx.write_pkt(42);
+        self.queries += 1;
+        cx.emit(self.query_port, q);
+    }
+
+    fn handle_ip(&mut self, p: Packet, cx: &mut Cx) {
+        cx.instr(6);
+        cx.read_meta(4);
+        let dst = p.anno.dst_ip;
+        if dst == [0; 4] {
+            self.drops += 1;
+            cx.drop_packet(p, "zero destination");
+            return;
+        }
+        if dst == [255; 4] || Some(dst) == self.broadcast {
+            let p = self.encap(p, net::ETHER_BROADCAST, cx);
+            cx.emit(0, p);
+            return;
+        }
+        if dst[0] >> 4 == 0xe {
+            let m = [0x01, 0x00, 0x5e, dst[1] & 0x7f, dst[2], dst[3]];
+            let p = self.encap(p, m, cx);
+            cx.emit(0, p);
+            return;
+        }
+        let key = u32::from_be_bytes(dst) as u64;
+        cx.dynamic_state(Read, 0, key, 8);
+        if let Some(e) = self.table.get(&dst) {
+            if e.expires > cx.now_ns {
+                let eth = e.eth;
+                self.hits += 1;
+                let p = self.encap(p, eth, cx);
+                cx.emit(0, p);
+                return;
+            }
+        }
+        // Miss: hold the packet and maybe query.
+        cx.instr(12);
+        if self.held >= self.capacity {
+            self.drops += 1;
+            cx.drop_packet(p, "arp queue full");
+            return;
+        }
+        cx.dynamic_state(Write, 0, key, 8);
+        cx.dynamic_state(Write, 1, key, 8);
+        self.pending.entry(dst).or_default().push_back(p);
+        self.held += 1;
+        let due = self
+            .last_query
+            .get(&dst)
+            .is_none_or(|&t| cx.now_ns.saturating_sub(t) >= REQUERY_NS);
+        if due {
+            self.last_query.insert(dst, cx.now_ns);
+            self.send_query(dst, cx);
+        }
+    }
+
+    fn handle_arp(&mut self, p: Packet, cx: &mut Cx) {
+        cx.instr(8);
+        let d = p.data();
+        if d.len() < net::ETHER_LEN + net::ARP_LEN || net::ether_type(d) != net::ETHERTYPE_ARP {
+            cx.drop_packet(p, "not an ARP reply");
+            return;
+        }
+        cx.read_pkt(28);
+        let a = &d[net::ETHER_LEN..];
+        if !net::arp_ok(a) || net::arp_op(a) != net::ARP_OP_REPLY {
+            cx.drop_packet(p, "not an ARP reply");
+            return;
+        }
+        let (spa, sha) = (net::arp_spa(a), net::arp_sha(a));
+        let key = u32::from_be_bytes(spa) as u64;
+        cx.dynamic_state(Read, 0, key, 8);
+        let is_static = self.table.get(&spa).is_some_and(|e| e.is_static);
+        if !is_static {
+            cx.dynamic_state(Write, 0, key, 8);
+            let expires = cx.now_ns.saturating_add(self.timeout_ns);
+            self.table.insert(
+                spa,
+                Entry {
+                    eth: sha,
+                    expires,
+                    is_static: false,
+                },
+            );
+        }
+        let eth = self.table[&spa].eth;
+        cx.drop_packet(p, "arp reply consumed");
+        cx.dynamic_state(Read, 1, key, 8);
+        if let Some(q) = self.pending.remove(&spa) {
+            self.last_query.remove(&spa);
+            for held in q {
+                self.held -= 1;
+                cx.dynamic_state(Write, 1, key, 8);
+                let h = self.encap(held, eth, cx);
+                cx.emit(0, h);
+            }
+        }
+    }
+}
+
+impl Element for ARPQuerier {
+    fn ports(&self) -> Ports {
+        Ports::push(2, 1).with_outputs(1, 2)
+    }
+    fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
+        if port == 0 {
+            self.handle_ip(p, cx)
+        } else {
+            self.handle_arp(p, cx)
+        }
+    }
+    fn held(&self) -> usize {
+        self.held
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({"queries": self.queries, "hits": self.hits, "drops": self.drops,
+            "held": self.held, "entries": self.table.len()})
+    }
+    fn code_size(&self) -> u32 {
+        320
+    }
+}

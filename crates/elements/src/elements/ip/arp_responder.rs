@@ -1,0 +1,136 @@
+//! `ARPResponder(IP/PREFIX ... ETH, ...)` — answers ARP requests for its addresses.
+//!
+//! Each argument is one or more IP addresses or prefixes (`10.0.0.1`, `10.0.0.0/8`) and one
+//! Ethernet address. An ARP request (Ethernet type 0x0806, Ethernet/IPv4 ARP, operation 1)
+//! whose target protocol address matches an entry is turned into the reply in place: operation
+//! 2, sender = (the target address, the entry's Ethernet address), target = the requester;
+//! the Ethernet header is addressed from the entry's Ethernet address to the requester. The
+//! reply leaves on output 0. Other packets are dropped with reason `not an ARP request` or
+//! `arp not answered` (requests for addresses not configured).
+//!
+//! Ports: 1 push input, 1 push output.
+//! Costs: 6 instructions and a 16-byte packet-data read (Ethernet type, ARP operation and
+//! the addresses), 3 instructions per prefix compared (immediates); a reply adds 16
+//! instructions and a 42-byte packet-data write.
+use crate::conf::{parse_ether, parse_prefix, split_words, Args, InitEnv};
+use crate::cx::Cx;
+use crate::element::{Element, Ports};
+use crate::net;
+use crate::registry::ClassInfo;
+use pktflow_traffic::Packet;
+
+pub const CLASS: ClassInfo = ClassInfo {
+    name: "ARPResponder",
+    summary: "answer ARP requests for configured addresses",
+    make,
+};
+
+pub struct ARPResponder {
+    /// (network, mask, Ethernet address)
+    entries: Vec<(u32, u32, [u8; 6])>,
+    replies: u64,
+}
+
+fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+    let c = "ARPResponder";
+    let mut a = Args::parse(c, config, &[]);
+    let mut entries = Vec::new();
+    for arg in a.take_all_positional() {
+        let words = split_words(&arg);
+        let mut eth = None;
+        let mut ips = Vec::new();
+        for w in &words {
+            if w.contains(':') || (w.matches('-').count() == 5) {
+                if eth.is_some() {
+                    return Err(format!("{c}: more than one Ethernet address in '{arg}'"));
+                }
+                eth = Some(parse_ether(w).map_err(|e| format!("{c}: {e}"))?);
+            } else {
+                ips.push(parse_prefix(w).map_err(|e| format!("{c}: {e}"))?);
+            }
+        }
+        let eth = eth.ok_or_else(|| {
+            format!("{c}: expected 'IP/PREFIX ... ETH', missing the Ethernet address in '{arg}'")
+        })?;
+        if ips.is_empty() {
+            return Err(format!(
+                "{c}: expected 'IP/PREFIX ... ETH', missing the IP address in '{arg}'"
+            ));
+        }
+        for (ip, len) in ips {
+            let m = crate::conf::mask(len);
+            entries.push((u32::from_be_bytes(ip) & m, m, eth));
+        }
+    }
+    if entries.is_empty() {
+        return Err(format!(
+            "{c}: expected at least one 'IP/PREFIX ... ETH' argument"
+        ));
+    }
+    Ok(Box::new(ARPResponder {
+        entries,
+        replies: 0,
+    }))
+}
+
+impl ARPResponder {
+    fn other(&self, p: Packet, cx: &mut Cx, reason: &'static str) {
+        cx.drop_packet(p, reason);
+    }
+}
+
+impl Element for ARPResponder {
+    fn ports(&self) -> Ports {
+        Ports::push(1, 1)
+    }
+    fn push(&mut self, _port: usize, mut p: Packet, cx: &mut Cx) {
+        cx.instr(6);
+        let d = p.data();
+        if d.len() < net::ETHER_LEN + net::ARP_LEN {
+            return self.other(p, cx, "not an ARP request");
+        }
+        cx.read_pkt(16);
+        let a = &d[net::ETHER_LEN..];
+        if net::ether_type(d) != net::ETHERTYPE_ARP
+            || !net::arp_ok(a)
+            || net::arp_op(a) != net::ARP_OP_REQUEST
+        {
+            return self.other(p, cx, "not an ARP request");
+        }
+        let tpa = net::arp_tpa(a);
+        let t = u32::from_be_bytes(tpa);
+        let mut found = None;
+        for (i, (net_, m, eth)) in self.entries.iter().enumerate() {
+            if t & m == *net_ {
+                cx.instr(3 * (i as u32 + 1));
+                found = Some(*eth);
+                break;
+            }
+        }
+        let Some(eth) = found else {
+            cx.instr(3 * self.entries.len() as u32);
+            return self.other(p, cx, "arp not answered");
+        };
+        let (sha, spa) = (net::arp_sha(a), net::arp_spa(a));
+        let d = p.data_mut();
+        net::write_ether(d, sha, eth, net::ETHERTYPE_ARP);
+        net::write_arp(
+            &mut d[net::ETHER_LEN..],
+            net::ARP_OP_REPLY,
+            eth,
+            tpa,
+            sha,
+            spa,
+        );
+        cx.instr(16);
+        cx.write_pkt(42);
+        self.replies += 1;
+        cx.emit(0, p);
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({"replies": self.replies})
+    }
+    fn code_size(&self) -> u32 {
+        90
+    }
+}

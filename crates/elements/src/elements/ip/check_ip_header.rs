@@ -1,0 +1,220 @@
+//! `CheckIPHeader([OFFSET, keywords OFFSET, INTERFACES, BADSRC, GOODDST, CHECKSUM, VERBOSE,
+//! DETAILS])` — checks that the packet holds a valid IPv4 header starting OFFSET bytes in.
+//!
+//! Checks, in order, each with its drop reason: at least 20 bytes (`tiny packet`), version 4
+//! (`bad IP version`), header length >= 20 and inside the packet (`bad IP header length`),
+//! header checksum when CHECKSUM is true, the default (`bad IP checksum`), total length >=
+//! header length and <= the bytes present (`bad IP length`), and, when any of INTERFACES,
+//! BADSRC or GOODDST is given (RFC 1812 5.3.7), the source address (`bad source address`):
+//! a source that is 0.0.0.0, 255.255.255.255, multicast or class E, or on the BADSRC list, is
+//! bad unless the destination is on the GOODDST list. `INTERFACES a/len ...` adds each
+//! interface's directed broadcast address to BADSRC and the interface address to GOODDST.
+//! The old syntax `CheckIPHeader(BADSRC2 [, OFFSET])` (a first argument that is a list of
+//! addresses) works like BADSRC.
+//!
+//! Valid packets are trimmed to the IP total length (Ethernet padding), get the network-header
+//! annotation (OFFSET, header length) and the destination IP annotation, and leave on output
+//! 0. Invalid packets are dropped with the reason above (Click sends them to output 1 when it
+//! is connected; pktflow cannot yet see at configure time whether output 1 is connected, so
+//! they are always dropped with their reason; the `drops` read handler counts them).
+//!
+//! Ports: 1 agnostic input, 1-2 outputs.
+//! Costs: 6 instructions and a 1-byte packet-data read (version/length); with CHECKSUM one
+//! instruction per 16-bit header word and a read of the whole header (else a 4-byte read of the
+//! length fields); 3 instructions per source-address list entry compared and a 4+4-byte read of
+//! the addresses when source checks are on; 4 instructions, a 2-byte meta-data read of the
+//! packet length, and on success a 2-byte network-header and 4-byte destination annotation
+//! write (+2 bytes when trimming changes the length). Address lists are immediates.
+use crate::conf::{parse_bool, parse_ip, parse_prefix, parse_uint, split_words, Args, InitEnv};
+use crate::cx::Cx;
+use crate::element::{Element, Ports, Processing};
+use crate::net;
+use crate::registry::ClassInfo;
+use pktflow_traffic::Packet;
+
+pub const CLASS: ClassInfo = ClassInfo {
+    name: "CheckIPHeader",
+    summary: "check IP headers (version, lengths, checksum, bad sources); set the network header",
+    make,
+};
+
+pub struct CheckIPHeader {
+    offset: usize,
+    checksum: bool,
+    check_src: bool,
+    badsrc: Vec<[u8; 4]>,
+    gooddst: Vec<[u8; 4]>,
+    count: u64,
+    drops: u64,
+}
+
+fn ip_list(class: &str, what: &str, s: &str) -> Result<Vec<[u8; 4]>, String> {
+    split_words(s)
+        .iter()
+        .map(|w| parse_ip(w).map_err(|e| format!("{class}: {what}: {e}")))
+        .collect()
+}
+
+fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+    let c = "CheckIPHeader";
+    let mut a = Args::parse(
+        c,
+        config,
+        &[
+            "OFFSET",
+            "INTERFACES",
+            "BADSRC",
+            "GOODDST",
+            "CHECKSUM",
+            "VERBOSE",
+            "DETAILS",
+        ],
+    );
+    let mut badsrc = Vec::new();
+    let mut gooddst = Vec::new();
+    let mut check_src = false;
+    let mut offset = 0usize;
+    // Old syntax: CheckIPHeader(BADSRC2 [, OFFSET]).
+    if let Some(first) = a.optional() {
+        if first.contains('.') {
+            badsrc = ip_list(c, "BADSRC", &first)?;
+            check_src = true;
+            if let Some(o) = a.optional() {
+                offset = parse_uint(&o).map_err(|e| format!("{c}: OFFSET: {e}"))? as usize;
+            }
+        } else {
+            offset = parse_uint(&first).map_err(|e| format!("{c}: OFFSET: {e}"))? as usize;
+        }
+    }
+    if let Some(o) = a.keyword("OFFSET") {
+        offset = parse_uint(&o).map_err(|e| format!("{c}: OFFSET: {e}"))? as usize;
+    }
+    if let Some(s) = a.keyword("BADSRC") {
+        badsrc.extend(ip_list(c, "BADSRC", &s)?);
+        check_src = true;
+    }
+    if let Some(s) = a.keyword("GOODDST") {
+        gooddst.extend(ip_list(c, "GOODDST", &s)?);
+        check_src = true;
+    }
+    if let Some(s) = a.keyword("INTERFACES") {
+        for w in split_words(&s) {
+            let (ip, len) = parse_prefix(&w).map_err(|e| format!("{c}: INTERFACES: {e}"))?;
+            let m = crate::conf::mask(len);
+            let bcast = (u32::from_be_bytes(ip) & m) | !m;
+            badsrc.push(bcast.to_be_bytes());
+            gooddst.push(ip);
+        }
+        check_src = true;
+    }
+    let checksum = match a.keyword("CHECKSUM") {
+        Some(s) => parse_bool(&s).map_err(|e| format!("{c}: CHECKSUM: {e}"))?,
+        None => true,
+    };
+    for k in ["VERBOSE", "DETAILS"] {
+        if let Some(s) = a.keyword(k) {
+            parse_bool(&s).map_err(|e| format!("{c}: {k}: {e}"))?;
+        }
+    }
+    a.finish()?;
+    badsrc.sort();
+    badsrc.dedup();
+    Ok(Box::new(CheckIPHeader {
+        offset,
+        checksum,
+        check_src,
+        badsrc,
+        gooddst,
+        count: 0,
+        drops: 0,
+    }))
+}
+
+impl CheckIPHeader {
+    /// The drop reason for the header at `h` (slice from the IP header to the end of the
+    /// packet), or None when valid. Charges its costs to `cx`.
+    fn check(&self, h: &[u8], cx: &mut Cx) -> Option<&'static str> {
+        cx.instr(6);
+        if h.len() < net::IP_MIN_LEN {
+            return Some("tiny packet");
+        }
+        cx.read_pkt(1);
+        if net::ip_version(h) != 4 {
+            return Some("bad IP version");
+        }
+        let hl = net::ip_hl(h);
+        if hl < net::IP_MIN_LEN || hl > h.len() {
+            return Some("bad IP header length");
+        }
+        if self.checksum {
+            cx.instr(hl as u32 / 2);
+            cx.read_pkt(hl as u32);
+            if net::ip_header_sum(h) != 0 {
+                return Some("bad IP checksum");
+            }
+        } else {
+            cx.read_pkt(4);
+        }
+        let len = net::ip_total_len(h);
+        if len < hl || len > h.len() {
+            return Some("bad IP length");
+        }
+        if self.check_src {
+            if !self.checksum {
+                cx.read_pkt(8);
+            }
+            let src = net::ip_src(h);
+            let dst = net::ip_dst(h);
+            cx.instr(4 + 3 * self.badsrc.len() as u32);
+            let bad = net::is_bad_unicast_src(src) || self.badsrc.contains(&src);
+            if bad {
+                cx.instr(3 * self.gooddst.len() as u32);
+                if !self.gooddst.contains(&dst) {
+                    return Some("bad source address");
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Element for CheckIPHeader {
+    fn ports(&self) -> Ports {
+        Ports {
+            inputs: (1, 1),
+            outputs: (1, 2),
+            input_processing: Processing::Agnostic,
+            output_processing: Processing::Agnostic,
+        }
+    }
+    fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
+        cx.read_meta(2);
+        let off = self.offset.min(p.len());
+        let verdict = self.check(&p.data()[off..], cx);
+        cx.instr(4);
+        if let Some(reason) = verdict {
+            self.drops += 1;
+            cx.drop_packet(p, reason);
+            return None;
+        }
+        let h = &p.data()[off..];
+        let (hl, len, dst) = (net::ip_hl(h), net::ip_total_len(h), net::ip_dst(h));
+        let extra = h.len() - len;
+        if extra > 0 {
+            p.take(extra);
+            cx.write_meta(2);
+        }
+        p.set_ip_header(off, hl);
+        p.anno.dst_ip = dst;
+        cx.write_meta(2);
+        cx.write_meta(4);
+        self.count += 1;
+        Some(p)
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({"count": self.count, "drops": self.drops})
+    }
+    fn code_size(&self) -> u32 {
+        110
+    }
+}

@@ -1,0 +1,282 @@
+//! `ICMPError(SRC, TYPE [, CODE, keywords BADADDRS, MTU, SET_FIX_ANNO])` — answers the IP
+//! packet it receives with an ICMP error of TYPE/CODE from source address SRC, and drops the
+//! original (reason `icmp error sent`).
+//!
+//! TYPE and CODE are numbers or Click's names: `unreachable` (3: `net`, `host`, `protocol`,
+//! `port`, `needfrag`), `sourcequench` (4), `redirect` (5: `net`, `host`), `timeexceeded`
+//! (11: `transit`, `reassembly`), `parameterproblem` (12: `erroratptr`, `missingopt`,
+//! `length`). The ICMP message carries the original IP header and the first 8 bytes of its
+//! payload (RFC 792). Type-specific words: parameter problem code 0 takes its pointer from the
+//! parameter-problem annotation (IPGWOptions sets it); redirect takes the gateway from the
+//! destination annotation (the next hop the route lookup chose); unreachable/needfrag reports
+//! the next-hop MTU given by `MTU` (default 576, as Click).
+//!
+//! No error is generated (the original is dropped with reason `icmp error suppressed`) for
+//! (RFC 1812 4.3.2.7): a packet that arrived as a link-level broadcast or multicast; a
+//! fragment other than the first; an ICMP error message; a source address that is 0.0.0.0,
+//! 255.255.255.255, multicast or class E; a multicast or limited-broadcast destination; a
+//! source or destination on the BADADDRS list; a truncated IP header.
+//!
+//! The new packet is IPv4/ICMP with TTL 255, a fresh IP id, and valid IP and ICMP checksums;
+//! its network-header annotation is set, its destination annotation is the original source,
+//! and its fix-source annotation is set (unless `SET_FIX_ANNO false`) so that `FixIPSrc` on the
+//! way out rewrites the source to the outgoing interface's address.
+//!
+//! Ports: 1 agnostic input, 1 agnostic output (the packet out is the error, not the input).
+//! Costs: 8 instructions, a read of the first 20 header bytes (+1 ICMP type byte), 6 B of
+//! meta-data reads (packet type, parameter pointer / destination); a suppressed packet stops
+//! there. Building: 40 instructions + 1 per byte copied + 1 per 16-bit word checksummed, a
+//! packet-data read of the quoted bytes, a packet-data write of the whole new packet, a
+//! 16-byte meta-data write (annotations), and the IP-id counter (dynamic state object 0,
+//! key 0, 2-byte read and write: shared by every packet this element answers).
+use super::ip_header_offset;
+use crate::conf::{parse_bool, parse_ip, parse_uint, split_words, Args, InitEnv};
+use crate::cx::Cx;
+use crate::element::{Element, Ports};
+use crate::net;
+use crate::registry::ClassInfo;
+use pktflow_model::AccessKind::{Read, Write};
+use pktflow_traffic::packet::PacketType;
+use pktflow_traffic::Packet;
+
+pub const CLASS: ClassInfo = ClassInfo {
+    name: "ICMPError",
+    summary: "answer packets with ICMP errors (time exceeded, unreachable, redirect, ...)",
+    make,
+};
+
+pub struct ICMPError {
+    src: [u8; 4],
+    ty: u8,
+    code: u8,
+    badaddrs: Vec<[u8; 4]>,
+    mtu: u16,
+    set_fix: bool,
+    ip_id: u16,
+    sent: u64,
+    suppressed: u64,
+}
+
+fn type_code(ty: &str, code: Option<&str>) -> Result<(u8, u8), String> {
+    let t = match ty.trim() {
+        "unreachable" => 3,
+        "sourcequench" => 4,
+        "redirect" => 5,
+        "timeexceeded" => 11,
+        "parameterproblem" => 12,
+        other => {
+            let n = parse_uint(other).map_err(|_| {
+                format!("expected an ICMP type (a number or unreachable, sourcequench, redirect, timeexceeded, parameterproblem), found '{other}'")
+            })?;
+            if n > 255 {
+                return Err(format!("ICMP type {n} is over 255"));
+            }
+            n as u8
+        }
+    };
+    let c = match code.map(str::trim) {
+        None => 0,
+        Some(c) => {
+            let named = match (t, c) {
+                (3, "net") | (5, "net") | (11, "transit") | (12, "erroratptr") => Some(0),
+                (3, "host") | (5, "host") | (11, "reassembly") | (12, "missingopt") => Some(1),
+                (3, "protocol") | (12, "length") => Some(2),
+                (3, "port") => Some(3),
+                (3, "needfrag") => Some(4),
+                _ => None,
+            };
+            match named {
+                Some(n) => n,
+                None => {
+                    let n = parse_uint(c)
+                        .map_err(|_| format!("'{c}' is not a code of ICMP type {t}"))?;
+                    if n > 255 {
+                        return Err(format!("ICMP code {n} is over 255"));
+                    }
+                    n as u8
+                }
+            }
+        }
+    };
+    Ok((t, c))
+}
+
+fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+    let c = "ICMPError";
+    let mut a = Args::parse(
+        c,
+        config,
+        &["SRC", "TYPE", "CODE", "BADADDRS", "MTU", "SET_FIX_ANNO"],
+    );
+    let src = a
+        .keyword_or_positional("SRC")
+        .ok_or("ICMPError: missing argument SRC")?;
+    let src = parse_ip(&src).map_err(|e| format!("{c}: SRC: {e}"))?;
+    let ty = a
+        .keyword_or_positional("TYPE")
+        .ok_or("ICMPError: missing argument TYPE")?;
+    let code = a.keyword_or_positional("CODE");
+    let (ty, code) = type_code(&ty, code.as_deref()).map_err(|e| format!("{c}: {e}"))?;
+    let mut badaddrs = Vec::new();
+    if let Some(s) = a.keyword("BADADDRS") {
+        for w in split_words(&s) {
+            badaddrs.push(parse_ip(&w).map_err(|e| format!("{c}: BADADDRS: {e}"))?);
+        }
+    }
+    let mtu = match a.keyword("MTU") {
+        Some(s) => {
+            let m = parse_uint(&s).map_err(|e| format!("{c}: MTU: {e}"))?;
+            if m > 0xffff {
+                return Err(format!("{c}: MTU must fit in 16 bits"));
+            }
+            m as u16
+        }
+        None => 576,
+    };
+    let set_fix = match a.keyword("SET_FIX_ANNO") {
+        Some(s) => parse_bool(&s).map_err(|e| format!("{c}: SET_FIX_ANNO: {e}"))?,
+        None => true,
+    };
+    a.finish()?;
+    Ok(Box::new(ICMPError {
+        src,
+        ty,
+        code,
+        badaddrs,
+        mtu,
+        set_fix,
+        ip_id: 0,
+        sent: 0,
+        suppressed: 0,
+    }))
+}
+
+impl ICMPError {
+    /// Whether RFC 1812 forbids answering the header `h` (already known to be >= 20 bytes).
+    fn suppressed(&self, p: &Packet, h: &[u8], cx: &mut Cx) -> bool {
+        if matches!(
+            p.anno.packet_type,
+            PacketType::Broadcast | PacketType::Multicast
+        ) {
+            return true;
+        }
+        let hl = net::ip_hl(h);
+        if net::ip_version(h) != 4 || hl < 20 || hl > h.len() {
+            return true;
+        }
+        if net::ip_frag_field(h) & net::IP_OFFMASK != 0 {
+            return true;
+        }
+        let (src, dst) = (net::ip_src(h), net::ip_dst(h));
+        if net::is_bad_unicast_src(src) || dst == [255; 4] || dst[0] >> 4 == 0xe {
+            return true;
+        }
+        cx.instr(2 * self.badaddrs.len() as u32);
+        if self.badaddrs.contains(&src) || self.badaddrs.contains(&dst) {
+            return true;
+        }
+        if net::ip_proto(h) == net::IP_PROTO_ICMP && h.len() > hl {
+            cx.read_pkt(1);
+            if net::icmp_is_error_type(h[hl]) {
+                return true;
+            }
+        }
+        false
+    }
+}
+
+impl Element for ICMPError {
+    fn ports(&self) -> Ports {
+        Ports::agnostic(1, 1)
+    }
+    fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
+        cx.instr(8);
+        cx.read_meta(2);
+        let off = ip_header_offset(&p);
+        let h = &p.data()[off..];
+        if h.len() < net::IP_MIN_LEN {
+            self.suppressed += 1;
+            cx.drop_packet(p, "icmp error suppressed");
+            return None;
+        }
+        cx.read_pkt(20);
+        if self.suppressed(&p, h, cx) {
+            self.suppressed += 1;
+            cx.drop_packet(p, "icmp error suppressed");
+            return None;
+        }
+        let hl = net::ip_hl(h);
+        let tot = net::ip_total_len(h).clamp(hl, h.len());
+        let quoted = hl + (tot - hl).min(8);
+        let len = 20 + 8 + quoted;
+        let mut q = Packet::zeroed(len);
+        q.anno.timestamp_ns = p.anno.timestamp_ns;
+        q.anno.input_port = p.anno.input_port;
+        q.id = p.id;
+        {
+            let d = q.data_mut();
+            // IP header.
+            d[0] = 0x45;
+            net::set_be16(d, 2, len as u16);
+            cx.dynamic_state(Read, 0, 0, 2);
+            self.ip_id = self.ip_id.wrapping_add(1);
+            cx.dynamic_state(Write, 0, 0, 2);
+            net::set_be16(d, 4, self.ip_id);
+            d[8] = 255;
+            d[9] = net::IP_PROTO_ICMP;
+            net::set_ip_src(d, self.src);
+            net::set_ip_dst(d, net::ip_src(h));
+            net::set_ip_checksum(d);
+            // ICMP header.
+            let icmp = &mut d[20..];
+            icmp[0] = self.ty;
+            icmp[1] = self.code;
+            match (self.ty, self.code) {
+                (12, 0) => {
+                    cx.read_meta(1);
+                    icmp[4] = p.anno.icmp_param_prob;
+                }
+                (5, _) => {
+                    cx.read_meta(4);
+                    icmp[4..8].copy_from_slice(&p.anno.dst_ip);
+                }
+                (3, 4) => net::set_be16(icmp, 6, self.mtu),
+                _ => {}
+            }
+            icmp[8..8 + quoted].copy_from_slice(&h[..quoted]);
+            let s = pktflow_traffic::checksum::ip_checksum(icmp);
+            net::set_be16(icmp, 2, s);
+        }
+        cx.instr(40 + quoted as u32 + (len as u32) / 2);
+        cx.read_pkt(quoted as u32);
+        cx.write_pkt(len as u32);
+        q.set_ip_header(0, 20);
+        q.anno.dst_ip = net::ip_src(h);
+        q.anno.fix_ip_src = self.set_fix;
+        cx.write_meta(16);
+        self.sent += 1;
+        cx.drop_packet(p, "icmp error sent");
+        Some(q)
+    }
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!({"sent": self.sent, "suppressed": self.suppressed})
+    }
+    fn code_size(&self) -> u32 {
+        220
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_numbers() {
+        assert_eq!(type_code("timeexceeded", None).unwrap(), (11, 0));
+        assert_eq!(type_code("unreachable", Some("needfrag")).unwrap(), (3, 4));
+        assert_eq!(type_code("redirect", Some("host")).unwrap(), (5, 1));
+        assert_eq!(type_code("12", Some("0")).unwrap(), (12, 0));
+        assert!(type_code("bogus", None).is_err());
+        assert!(type_code("timeexceeded", Some("needfrag")).is_err());
+    }
+}
