@@ -1,0 +1,308 @@
+//! Fit a balanced stream graph to T tiles as StreamIt's compiler does (paper
+//! `seeds/002_8aeb0170294135a1.txt` section 2.1: "the compiler automatically fuses/fisses actors
+//! to achieve a transformed, load-balanced, stream computation graph in which (a) the number of
+//! actors are comparable in terms of workload and (b) the number of actors does not exceed the
+//! number of processors").
+//!
+//! Greedy algorithm:
+//! 1. drop null splitters/joiners (0 firings);
+//! 2. fusion: while more than T actors remain, fuse the adjacent pair with the smallest combined
+//!    work whose fusion keeps the graph acyclic (no other path between them);
+//! 3. fission and re-fusion: while the heaviest actor is stateless (all its members are) and
+//!    splitting it in two data-parallel replicas lowers the maximum, split it; when no tile is
+//!    free, first fuse the lightest admissible pair, provided its combined work stays below half
+//!    of the heaviest actor's work (otherwise stop). A replica receives 1/k of every input and output stream of the
+//!    original (the round-robin split/join is folded into the neighbours).
+//!
+//! The balance reported is max work / mean work over the actors.
+use crate::error::{NocError, Result};
+use crate::graph::{Balanced, NodeKind};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Actor {
+    pub name: String,
+    /// Flat-graph nodes in this actor with the fraction of each (fission splits a node).
+    pub members: Vec<(usize, f64)>,
+    /// Work per steady state, cycles (StreamIt estimate).
+    pub work: f64,
+    pub stateful: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Stream {
+    pub src: usize,
+    pub dst: usize,
+    /// Items per steady state.
+    pub items: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Partition {
+    pub graph: String,
+    pub tiles: usize,
+    pub actors: Vec<Actor>,
+    pub streams: Vec<Stream>,
+    /// max work / mean work
+    pub balance: f64,
+    pub fusions: usize,
+    pub fissions: usize,
+}
+
+struct Work {
+    actors: Vec<Option<Actor>>,
+    edges: BTreeMap<(usize, usize), f64>,
+}
+
+impl Work {
+    fn alive(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.actors.len()).filter(move |&i| self.actors[i].is_some())
+    }
+    fn count(&self) -> usize {
+        self.alive().count()
+    }
+    fn w(&self, i: usize) -> f64 {
+        self.actors[i].as_ref().map(|a| a.work).unwrap_or(0.0)
+    }
+    /// Is there a path u -> ... -> v other than the direct edge?
+    fn other_path(&self, u: usize, v: usize, succ: &BTreeMap<usize, Vec<usize>>) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut st: Vec<usize> = succ
+            .get(&u)
+            .map(|s| s.iter().copied().filter(|&x| x != v).collect())
+            .unwrap_or_default();
+        while let Some(x) = st.pop() {
+            if x == v {
+                return true;
+            }
+            if !seen.insert(x) {
+                continue;
+            }
+            if let Some(s) = succ.get(&x) {
+                st.extend(s.iter().copied());
+            }
+        }
+        false
+    }
+    fn succ(&self) -> BTreeMap<usize, Vec<usize>> {
+        let mut m: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for &(a, b) in self.edges.keys() {
+            m.entry(a).or_default().push(b);
+        }
+        m
+    }
+    /// Lightest adjacent pair that can be fused without creating a cycle, excluding `avoid`.
+    fn best_fusion(&self, avoid: Option<usize>) -> Option<(usize, usize, f64)> {
+        let succ = self.succ();
+        let mut cands: Vec<(f64, usize, usize)> = self
+            .edges
+            .keys()
+            .filter(|&&(a, b)| a != b && Some(a) != avoid && Some(b) != avoid)
+            .map(|&(a, b)| (self.w(a) + self.w(b), a, b))
+            .collect();
+        cands.sort_by(|x, y| x.partial_cmp(y).unwrap());
+        cands.dedup_by(|x, y| x.1 == y.1 && x.2 == y.2);
+        for (w, a, b) in cands {
+            if !self.other_path(a, b, &succ) {
+                return Some((a, b, w));
+            }
+        }
+        None
+    }
+    fn fuse(&mut self, a: usize, b: usize) {
+        let ab = self.actors[b].take().unwrap();
+        let aa = self.actors[a].as_mut().unwrap();
+        aa.work += ab.work;
+        aa.stateful |= ab.stateful;
+        aa.members.extend(ab.members);
+        if aa.name != ab.name && !aa.name.ends_with('+') {
+            aa.name.push('+');
+        }
+        let old = std::mem::take(&mut self.edges);
+        for ((x, y), it) in old {
+            let x2 = if x == b { a } else { x };
+            let y2 = if y == b { a } else { y };
+            if x2 == y2 {
+                continue; // internal to the fused actor
+            }
+            *self.edges.entry((x2, y2)).or_insert(0.0) += it;
+        }
+    }
+    fn fiss(&mut self, h: usize) -> usize {
+        let a = self.actors[h].as_mut().unwrap();
+        a.work /= 2.0;
+        for m in a.members.iter_mut() {
+            m.1 /= 2.0;
+        }
+        let mut b = a.clone();
+        b.name = format!("{}'", b.name);
+        self.actors.push(Some(b));
+        let nb = self.actors.len() - 1;
+        let old = std::mem::take(&mut self.edges);
+        for ((x, y), it) in old {
+            if x == h || y == h {
+                let half = it / 2.0;
+                self.edges.insert((x, y), half);
+                let (x2, y2) = (if x == h { nb } else { x }, if y == h { nb } else { y });
+                *self.edges.entry((x2, y2)).or_insert(0.0) += half;
+            } else {
+                *self.edges.entry((x, y)).or_insert(0.0) += it;
+            }
+        }
+        nb
+    }
+}
+
+/// Partition a balanced graph onto at most `tiles` actors.
+pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
+    if tiles == 0 {
+        return Err(NocError::Param("cannot partition onto 0 tiles".into()));
+    }
+    let g = &b.graph;
+    let mut idx = vec![usize::MAX; g.nodes.len()];
+    let mut w = Work {
+        actors: Vec::new(),
+        edges: BTreeMap::new(),
+    };
+    for (i, n) in g.nodes.iter().enumerate() {
+        if n.null || b.reps[i] == 0 {
+            continue;
+        }
+        idx[i] = w.actors.len();
+        w.actors.push(Some(Actor {
+            name: if n.kind == NodeKind::Filter {
+                n.name.clone()
+            } else {
+                n.path.rsplit('/').nth(1).unwrap_or("sj").to_string() + "/" + &n.name
+            },
+            members: vec![(i, 1.0)],
+            work: b.node_work(i),
+            stateful: n.stateful,
+        }));
+    }
+    for (k, e) in g.edges.iter().enumerate() {
+        let (s, d) = (idx[e.src], idx[e.dst]);
+        if s == usize::MAX || d == usize::MAX {
+            continue;
+        }
+        *w.edges.entry((s, d)).or_insert(0.0) += b.edge_items(k) as f64;
+    }
+    let mut fusions = 0;
+    let mut fissions = 0;
+    // 2. fusion down to T actors
+    while w.count() > tiles {
+        match w.best_fusion(None) {
+            Some((a, c, _)) => {
+                w.fuse(a, c);
+                fusions += 1;
+            }
+            None => {
+                // disconnected pieces: fuse the two lightest actors
+                let mut al: Vec<usize> = w.alive().collect();
+                al.sort_by(|&x, &y| w.w(x).partial_cmp(&w.w(y)).unwrap());
+                w.fuse(al[0], al[1]);
+                fusions += 1;
+            }
+        }
+    }
+    // 3. fission of the heaviest stateless actor, re-fusing to free a tile when needed
+    for _ in 0..(4 * tiles + 16) {
+        let h = w
+            .alive()
+            .max_by(|&x, &y| w.w(x).partial_cmp(&w.w(y)).unwrap().then(y.cmp(&x)))
+            .unwrap();
+        let hw = w.w(h);
+        if hw <= 0.0 || w.actors[h].as_ref().unwrap().stateful {
+            break;
+        }
+        if w.count() >= tiles {
+            // free a tile: the fused pair must stay lighter than half the heaviest
+            match w.best_fusion(Some(h)) {
+                Some((a, c, cw)) if cw < hw / 2.0 => {
+                    w.fuse(a, c);
+                    fusions += 1;
+                }
+                _ => break,
+            }
+        }
+        w.fiss(h);
+        fissions += 1;
+    }
+    // compact
+    let mut map = vec![usize::MAX; w.actors.len()];
+    let mut actors = Vec::new();
+    for (i, a) in w.actors.iter().enumerate() {
+        if let Some(a) = a {
+            map[i] = actors.len();
+            actors.push(a.clone());
+        }
+    }
+    let streams: Vec<Stream> = w
+        .edges
+        .iter()
+        .map(|(&(s, d), &it)| Stream {
+            src: map[s],
+            dst: map[d],
+            items: it,
+        })
+        .collect();
+    let mean = actors.iter().map(|a| a.work).sum::<f64>() / actors.len().max(1) as f64;
+    let max = actors.iter().map(|a| a.work).fold(0.0, f64::max);
+    Ok(Partition {
+        graph: g.name.clone(),
+        tiles,
+        balance: if mean > 0.0 { max / mean } else { 1.0 },
+        actors,
+        streams,
+        fusions,
+        fissions,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench;
+    use crate::graph::{flatten, solve_balance};
+
+    #[test]
+    fn every_benchmark_fits_and_conserves_work() {
+        for name in bench::names() {
+            let b = solve_balance(flatten(&bench::program(name).unwrap(), false).unwrap()).unwrap();
+            for t in [16, 36] {
+                let p = partition(&b, t).unwrap();
+                assert!(p.actors.len() <= t, "{name} {t}: {}", p.actors.len());
+                let total: f64 = p.actors.iter().map(|a| a.work).sum();
+                assert!(
+                    (total - b.total_work()).abs() < 1e-6 * b.total_work().max(1.0),
+                    "{name}"
+                );
+                // node fractions sum to 1 for every live node
+                let mut frac = vec![0.0; b.graph.nodes.len()];
+                for a in &p.actors {
+                    for &(m, f) in &a.members {
+                        frac[m] += f;
+                    }
+                }
+                for (i, f) in frac.iter().enumerate() {
+                    if b.reps[i] > 0 {
+                        assert!((f - 1.0).abs() < 1e-9, "{name}: node {i} fraction {f}");
+                    }
+                }
+                assert!(p.balance >= 1.0);
+            }
+        }
+    }
+
+    #[test]
+    fn fission_spreads_a_heavy_stateless_filter() {
+        // AudioBeam on 36 tiles: 22 nodes; the averaging filter (30%) is stateless -> replicated
+        let b =
+            solve_balance(flatten(&bench::program("AudioBeam").unwrap(), false).unwrap()).unwrap();
+        let p = partition(&b, 36).unwrap();
+        assert!(p.fissions > 0);
+        let max = p.actors.iter().map(|a| a.work).fold(0.0, f64::max);
+        assert!(max < 140.0, "max {max}");
+    }
+}
