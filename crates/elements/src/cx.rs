@@ -12,6 +12,10 @@ pub struct Cx {
     pub(crate) instr: u32,
     pub(crate) trace: PacketTrace,
     pub(crate) out: Vec<(usize, Packet)>,
+    /// When set, packets leaving through sinks are kept (element, packet) instead of freed, so
+    /// the driver can look at them (e.g. answer ARP requests on the link).
+    pub(crate) tap: bool,
+    pub(crate) departed: Vec<(u32, Packet)>,
 }
 
 impl Cx {
@@ -104,7 +108,9 @@ impl Cx {
 
     /// `p` leaves the graph through this (sink) element.
     pub fn output(&mut self, p: Packet) {
-        drop(p);
+        if self.tap {
+            self.departed.push((self.element, p));
+        }
         self.trace.fates.push(Fate::Output {
             element: self.element,
         });

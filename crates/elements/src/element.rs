@@ -135,6 +135,14 @@ pub trait Element: Send {
         serde_json::Value::Null
     }
 
+    /// True when a push cycle through this element terminates: a packet passes it at most once
+    /// (ICMPError never sends an error about an ICMP error, so the IP router's loop from the
+    /// error generators back to the route lookup is safe). A push cycle with no such element is
+    /// a validation error: a packet could loop forever.
+    fn cycle_safe(&self) -> bool {
+        false
+    }
+
     /// Static code size in instructions (the code-size model of seed 001; a task must fit an
     /// engine's control store). Override with an estimate of the element's code.
     fn code_size(&self) -> u32 {

@@ -322,7 +322,8 @@ impl Router {
         }
         for scc in petgraph::algo::tarjan_scc(&g) {
             let cyclic = scc.len() > 1 || g.contains_edge(scc[0], scc[0]);
-            if cyclic {
+            let broken = scc.iter().any(|x| elems[x.index()].cycle_safe());
+            if cyclic && !broken {
                 let mut names: Vec<&str> = scc
                     .iter()
                     .map(|x| graph.elements[x.index()].name.as_str())
@@ -330,7 +331,7 @@ impl Router {
                 names.sort();
                 let first = scc.iter().map(|x| x.index()).min().unwrap();
                 push_err(&mut errs, &graph.elements[first].span, format!(
-                    "push connections form a cycle through {} (a packet could loop forever; break it with a Queue)", names.join(", ")));
+                    "push connections form a cycle through {} (a packet could loop forever: no element on it, such as ICMPError, stops a packet from going round again)", names.join(", ")));
             }
         }
         if !errs.is_empty() {
@@ -562,6 +563,32 @@ impl Router {
             }
         }
         count
+    }
+
+    /// The trace of the last packet processed.
+    pub fn last_trace(&self) -> &PacketTrace {
+        &self.cx.trace
+    }
+
+    /// Keep packets that leave through sinks so [`Router::take_departed`] can return them.
+    pub fn set_tap(&mut self, on: bool) {
+        self.cx.tap = on;
+        if !on {
+            self.cx.departed.clear();
+        }
+    }
+
+    /// Packets that left through sinks since the last call (with the sink's element index),
+    /// when the tap is on.
+    pub fn take_departed(&mut self) -> std::vec::Drain<'_, (u32, Packet)> {
+        self.cx.departed.drain(..)
+    }
+
+    /// Index into the sources (trace interface) whose device is `dev`.
+    pub fn source_index_of_device(&self, dev: &str) -> Option<usize> {
+        self.sources
+            .iter()
+            .position(|&s| self.elems[s as usize].device() == Some(dev))
     }
 
     /// Packets still held by elements (queues, ARP waits), per element name.

@@ -186,6 +186,11 @@ impl ICMPError {
 }
 
 impl Element for ICMPError {
+    fn cycle_safe(&self) -> bool {
+        // RFC 1812: no ICMP error is sent about an ICMP error, so a packet passes at most once.
+        true
+    }
+
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }

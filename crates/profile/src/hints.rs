@@ -1,0 +1,197 @@
+//! Shape synthetic traffic for an application: read from its graph the interfaces packets
+//! arrive on and the routes its lookup elements know, so that generated packets are addressed to
+//! the right MACs and their destinations hit the routing table in realistic patterns.
+//!
+//! Rules (documented in docs/profile.md): interface i is the i-th FromDevice/PollDevice in
+//! declaration order; its addresses come from the i-th ARPQuerier (`IP, MAC`) or, failing that,
+//! the i-th ARPResponder; the prefix length is that of the longest non-host route containing
+//! the interface address (24 if none). Destinations are drawn from the prefixes of every
+//! StaticIPLookup / LookupIPRoute / RadixIPLookup (including a RadixIPLookup ROUTES_FILE).
+use pktflow_elements::conf::{
+    mask, parse_ether, parse_ip, parse_prefix, split_args, split_words, Args,
+};
+use pktflow_model::AppGraph;
+use pktflow_traffic::routes::{Route, RouteTable};
+use pktflow_traffic::synth::{SynthConfig, SynthTrace};
+use pktflow_traffic::TracePacket;
+use std::net::Ipv4Addr;
+use std::path::Path;
+
+#[derive(Clone, Debug, Default)]
+pub struct TrafficHints {
+    pub interfaces: Vec<([u8; 6], [u8; 4], u8)>,
+    pub routes: Vec<Route>,
+    /// Gateway of each route (same index as `routes`), if it names one.
+    pub gateways: Vec<Option<[u8; 4]>>,
+}
+
+/// Above this many routes the arrival interface is not adjusted (a linear longest-prefix scan
+/// per generated packet would dominate; large tables come from BGP dumps whose next hops are
+/// synthetic anyway).
+const MAX_ROUTES_FOR_SHAPING: usize = 4096;
+
+const LOOKUP_CLASSES: &[&str] = &[
+    "StaticIPLookup",
+    "LookupIPRoute",
+    "RadixIPLookup",
+    "DirectIPLookup",
+    "LinearIPLookup",
+];
+
+impl TrafficHints {
+    pub fn from_graph(g: &AppGraph, base_dir: &Path) -> Result<TrafficHints, String> {
+        let mut routes = Vec::new();
+        let mut gateways = Vec::new();
+        for e in g
+            .elements
+            .iter()
+            .filter(|e| LOOKUP_CLASSES.contains(&e.class.as_str()))
+        {
+            let mut a = Args::parse(&e.class, &e.config, &["ROUTES_FILE", "ROUTES_PORTS"]);
+            if let Some(f) = a.keyword("ROUTES_FILE") {
+                let ports = a
+                    .keyword("ROUTES_PORTS")
+                    .and_then(|p| p.trim().parse::<u16>().ok())
+                    .unwrap_or(1);
+                let path = base_dir.join(pktflow_elements::conf::unquote(&f));
+                let t = RouteTable::load(&path, ports).map_err(|e| e.to_string())?;
+                gateways.extend(t.entries.iter().map(|_| None));
+                routes.extend(t.entries);
+            }
+            for arg in a.take_all_positional() {
+                let words = split_words(&arg);
+                let Some(first) = words.first() else { continue };
+                if let Ok((ip, len)) = parse_prefix(first) {
+                    let port = words
+                        .last()
+                        .and_then(|w| w.parse::<u16>().ok())
+                        .unwrap_or(0);
+                    let prefix = u32::from_be_bytes(ip) & mask(len);
+                    routes.push(Route {
+                        prefix,
+                        len,
+                        next_hop_port: port,
+                        asn: 0,
+                    });
+                    gateways.push(if words.len() >= 3 {
+                        parse_ip(&words[1]).ok()
+                    } else {
+                        None
+                    });
+                }
+            }
+        }
+        let addr_of = |class: &str| -> Vec<([u8; 6], [u8; 4])> {
+            g.elements
+                .iter()
+                .filter(|e| e.class == class)
+                .filter_map(|e| {
+                    let args = split_args(&e.config);
+                    let words: Vec<String> = args.iter().flat_map(|a| split_words(a)).collect();
+                    let ip = words
+                        .iter()
+                        .find_map(|w| parse_prefix(w).ok().map(|p| p.0))?;
+                    let mac = words.iter().find_map(|w| parse_ether(w).ok())?;
+                    Some((mac, ip))
+                })
+                .collect()
+        };
+        let mut addrs = addr_of("ARPQuerier");
+        if addrs.is_empty() {
+            addrs = addr_of("ARPResponder");
+        }
+        let n_src = g
+            .elements
+            .iter()
+            .filter(|e| e.class == "FromDevice" || e.class == "PollDevice")
+            .count();
+        let mut interfaces = Vec::new();
+        for i in 0..n_src {
+            let (mac, ip) = addrs.get(i).copied().unwrap_or((
+                [0x02, 0, 0, 0, 0, i as u8],
+                parse_ip("10.0.0.1").expect("literal"),
+            ));
+            let ipn = u32::from_be_bytes(ip);
+            let len = routes
+                .iter()
+                .filter(|r| r.len < 32 && (ipn & mask(r.len)) == r.prefix)
+                .map(|r| r.len)
+                .max()
+                .unwrap_or(24);
+            interfaces.push((mac, ip, len));
+        }
+        Ok(TrafficHints {
+            interfaces,
+            routes,
+            gateways,
+        })
+    }
+
+    /// Interface a packet to `dst` leaves on: the interface whose subnet holds the gateway of
+    /// the longest matching route, or the destination itself for a direct route.
+    fn departure_iface(&self, dst: u32) -> Option<usize> {
+        let (i, r) = self
+            .routes
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| (dst & mask(r.len)) == r.prefix)
+            .max_by_key(|(_, r)| r.len)?;
+        let via = self.gateways[i]
+            .map(u32::from_be_bytes)
+            .unwrap_or(if r.len == 32 { return None } else { dst });
+        self.interfaces
+            .iter()
+            .position(|&(_, ip, len)| (u32::from_be_bytes(ip) & mask(len)) == (via & mask(len)))
+    }
+
+    /// A seeded synthetic packet stream for these interfaces and routes. A generated IP packet
+    /// whose route leaves through the interface it arrives on (which a router answers with an
+    /// ICMP redirect) arrives instead on the next interface (its Ethernet destination set to
+    /// that interface's MAC), so redirects stay as rare as in real transit traffic.
+    pub fn generator(
+        &self,
+        packets: u64,
+        seed: u64,
+    ) -> Result<Box<dyn Iterator<Item = TracePacket>>, String> {
+        let mut cfg = SynthConfig {
+            packets,
+            seed,
+            ..SynthConfig::default()
+        };
+        if !self.interfaces.is_empty() {
+            let ifs: Vec<([u8; 6], Ipv4Addr, u8)> = self
+                .interfaces
+                .iter()
+                .map(|&(mac, ip, len)| (mac, Ipv4Addr::from(ip), len))
+                .collect();
+            cfg = cfg.with_interfaces(&ifs);
+        }
+        let mut entries: Vec<Route> = self.routes.iter().filter(|r| r.len < 32).cloned().collect();
+        if entries.is_empty() {
+            entries.push(Route {
+                prefix: 0,
+                len: 0,
+                next_hop_port: 0,
+                asn: 0,
+            });
+        }
+        let synth = SynthTrace::new(cfg, &RouteTable { entries }).map_err(|e| e.to_string())?;
+        if self.interfaces.len() < 2 || self.routes.len() > MAX_ROUTES_FOR_SHAPING {
+            return Ok(Box::new(synth));
+        }
+        let hints = self.clone();
+        Ok(Box::new(synth.map(move |mut tp| {
+            let d = &tp.data;
+            if d.len() >= 34 && d[12..14] == [0x08, 0x00] {
+                let dst = u32::from_be_bytes([d[30], d[31], d[32], d[33]]);
+                if hints.departure_iface(dst) == Some(tp.iface as usize) {
+                    let n = hints.interfaces.len();
+                    let to = (tp.iface as usize + 1) % n;
+                    tp.iface = to as u16;
+                    tp.data[0..6].copy_from_slice(&hints.interfaces[to].0);
+                }
+            }
+            tp
+        })))
+    }
+}

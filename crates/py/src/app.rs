@@ -1,0 +1,180 @@
+//! Python functions of the application stages: graphs, architectures, element classes,
+//! functional runs, profiles and streamed per-packet traces. Results cross as JSON text (small
+//! documents) or Python dicts built directly (per-packet traces).
+use crate::PktflowError;
+use pktflow_arch::Arch;
+use pktflow_profile::{app::load_app, run};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use std::path::PathBuf;
+
+fn err(msg: impl Into<String>) -> PyErr {
+    PktflowError::new_err(msg.into())
+}
+
+#[pyfunction]
+fn graph_json(app: &str) -> PyResult<String> {
+    let a = load_app(app).map_err(err)?;
+    a.instantiate(&PathBuf::from(".")).map_err(err)?;
+    Ok(a.graph.to_json().to_string())
+}
+
+#[pyfunction]
+fn graph_dot(app: &str) -> PyResult<String> {
+    let a = load_app(app).map_err(err)?;
+    a.instantiate(&PathBuf::from(".")).map_err(err)?;
+    Ok(a.graph.to_dot())
+}
+
+#[pyfunction]
+fn arch_json(name: &str) -> PyResult<String> {
+    Ok(Arch::load(name).map_err(err)?.to_json().to_string())
+}
+
+#[pyfunction]
+fn arch_names() -> Vec<&'static str> {
+    pktflow_arch::preset_names()
+}
+
+#[pyfunction]
+fn element_classes() -> String {
+    let v: Vec<_> = pktflow_elements::classes()
+        .iter()
+        .map(|c| serde_json::json!({"name": c.name, "summary": c.summary}))
+        .collect();
+    serde_json::Value::Array(v).to_string()
+}
+
+#[pyfunction]
+#[pyo3(signature = (app, trace=None, synthetic=None, seed=1, out_dir=None, progress=None))]
+fn profile(
+    py: Python<'_>,
+    app: &str,
+    trace: Option<String>,
+    synthetic: Option<u64>,
+    seed: u64,
+    out_dir: Option<String>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let source = run::Source::from_args(trace.as_deref(), synthetic, seed);
+    let out = PathBuf::from(out_dir.unwrap_or_else(|| ".".into()));
+    let mut cb_err: Option<PyErr> = None;
+    let report = run::profile(app, &source, &out, |done| {
+        if let Some(cb) = &progress {
+            if let Err(e) = cb.call1(py, (done,)) {
+                cb_err.get_or_insert(e);
+            }
+        }
+        py.check_signals().is_ok()
+    })
+    .map_err(err)?;
+    if let Some(e) = cb_err {
+        return Err(e);
+    }
+    Ok(report.to_string())
+}
+
+#[pyfunction]
+#[pyo3(signature = (path, n, seed, app, pcapng=false))]
+fn write_synthetic(path: &str, n: u64, seed: u64, app: &str, pcapng: bool) -> PyResult<String> {
+    Ok(run::write_synthetic(path, n, seed, app, pcapng)
+        .map_err(err)?
+        .to_string())
+}
+
+/// Iterator over the per-packet traces of a functional run.
+#[pyclass(unsendable)]
+struct TraceStream {
+    run: run::Run,
+}
+
+#[pymethods]
+impl TraceStream {
+    #[new]
+    #[pyo3(signature = (app, trace=None, synthetic=None, seed=1))]
+    fn new(app: &str, trace: Option<String>, synthetic: Option<u64>, seed: u64) -> PyResult<Self> {
+        let source = run::Source::from_args(trace.as_deref(), synthetic, seed);
+        Ok(TraceStream {
+            run: run::Run::start(app, &source, &PathBuf::from(".")).map_err(err)?,
+        })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(
+        mut slf: PyRefMut<'py, Self>,
+        py: Python<'py>,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(t) = slf.run.next_trace().map_err(err)? else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        d.set_item("packet", t.packet)?;
+        d.set_item("timestamp_ns", t.timestamp_ns)?;
+        d.set_item("wire_bytes", t.wire_bytes)?;
+        let visits = PyList::empty(py);
+        for v in &t.visits {
+            let vd = PyDict::new(py);
+            vd.set_item("element", v.element)?;
+            vd.set_item("port", v.port)?;
+            vd.set_item("instructions", v.instructions)?;
+            let acc = PyList::empty(py);
+            for a in t.accesses_of(v) {
+                let ad = PyDict::new(py);
+                ad.set_item("mem", a.mem.name())?;
+                ad.set_item(
+                    "kind",
+                    if a.kind == pktflow_model::AccessKind::Read {
+                        "read"
+                    } else {
+                        "write"
+                    },
+                )?;
+                ad.set_item("bytes", a.bytes)?;
+                ad.set_item("at_instr", a.at_instr)?;
+                ad.set_item("object", a.object)?;
+                ad.set_item("key", a.key)?;
+                acc.append(ad)?;
+            }
+            vd.set_item("accesses", acc)?;
+            visits.append(vd)?;
+        }
+        d.set_item("visits", visits)?;
+        let fates = PyList::empty(py);
+        for f in &t.fates {
+            let fd = PyDict::new(py);
+            match *f {
+                pktflow_model::Fate::Output { element } => {
+                    fd.set_item("fate", "output")?;
+                    fd.set_item("element", element)?;
+                }
+                pktflow_model::Fate::Drop { element, reason } => {
+                    fd.set_item("fate", "drop")?;
+                    fd.set_item("element", element)?;
+                    fd.set_item("reason", reason)?;
+                }
+                pktflow_model::Fate::Held { element } => {
+                    fd.set_item("fate", "held")?;
+                    fd.set_item("element", element)?;
+                }
+            }
+            fates.append(fd)?;
+        }
+        d.set_item("fates", fates)?;
+        Ok(Some(d))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(graph_json, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_dot, m)?)?;
+    m.add_function(wrap_pyfunction!(arch_json, m)?)?;
+    m.add_function(wrap_pyfunction!(arch_names, m)?)?;
+    m.add_function(wrap_pyfunction!(element_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(profile, m)?)?;
+    m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
+    m.add_class::<TraceStream>()?;
+    Ok(())
+}
