@@ -334,3 +334,105 @@ impl Element for ARPQuerier {
         320
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use crate::net;
+    use pktflow_model::MemType;
+    use pktflow_traffic::Packet;
+
+    const MY: [u8; 4] = [192, 168, 1, 1];
+    const MYETH: [u8; 6] = [0, 0, 0xc0, 0x4f, 0x71, 0xef];
+    const PEER_ETH: [u8; 6] = [2, 0, 0, 0, 0, 7];
+
+    fn ip_to(dst: [u8; 4], n: usize) -> Packet {
+        let mut p = Packet::from_bytes(&ipv4([10, 0, 0, 2], dst, 63, &[], n, 0));
+        p.anno.dst_ip = dst;
+        p
+    }
+
+    #[test]
+    fn query_then_reply_releases_held_packets() {
+        let mut e = make("ARPQuerier", "192.168.1.1, 00:00:c0:4f:71:ef");
+        let peer = [192, 168, 1, 7];
+        let (out, t) = push_at(e.as_mut(), 0, ip_to(peer, 10), 1_000);
+        assert_eq!(out.len(), 1, "one query");
+        let q = out[0].1.data();
+        assert_eq!(net::ether_dst(q), net::ETHER_BROADCAST);
+        assert_eq!(net::ether_type(q), net::ETHERTYPE_ARP);
+        let a = &q[14..];
+        assert_eq!(
+            (
+                net::arp_op(a),
+                net::arp_spa(a),
+                net::arp_tpa(a),
+                net::arp_sha(a)
+            ),
+            (1, MY, peer, MYETH)
+        );
+        // The entry and held list are dynamic state keyed by the IP address.
+        let key = u32::from_be_bytes(peer) as u64;
+        assert!(t
+            .accesses
+            .iter()
+            .any(|m| m.mem == MemType::DynamicState && m.key == key));
+        assert_eq!(e.held(), 1);
+        // A second packet 1 ms later: held, no new query (rate limit).
+        let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 20), 1_001_000);
+        assert!(out.is_empty());
+        assert_eq!(e.held(), 2);
+        // The reply releases both, in order, encapsulated to the peer.
+        let reply = arp(2, PEER_ETH, peer, MYETH, MY);
+        let (out, t) = push_at(e.as_mut(), 1, Packet::from_bytes(&reply), 2_000_000);
+        assert_eq!(drop_reasons(&t), vec!["arp reply consumed"]);
+        assert_eq!(out.len(), 2);
+        assert_eq!(e.held(), 0);
+        for ((port, p), n) in out.iter().zip([10, 20]) {
+            assert_eq!(*port, 0);
+            let d = p.data();
+            assert_eq!(
+                (net::ether_dst(d), net::ether_src(d), net::ether_type(d)),
+                (PEER_ETH, MYETH, 0x0800)
+            );
+            assert_eq!(d.len(), 14 + 20 + n);
+        }
+        // Now known: a hit goes straight out.
+        let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 5), 3_000_000);
+        assert_eq!(out.len(), 1);
+        assert_eq!(net::ether_dst(out[0].1.data()), PEER_ETH);
+        // Entries expire after TIMEOUT (300 s by default): the next packet queries again.
+        let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 5), 400_000_000_000);
+        assert_eq!(out.len(), 1);
+        assert_eq!(net::ether_type(out[0].1.data()), net::ETHERTYPE_ARP);
+    }
+
+    #[test]
+    fn static_table_special_addresses_and_query_output() {
+        let mut e = make(
+            "ARPQuerier",
+            "192.168.1.1, 00:00:c0:4f:71:ef, TABLE 192.168.1.5 02:00:00:00:00:05, 192.168.1.6 02:00:00:00:00:06, QUERY_OUTPUT 1, CAPACITY 1",
+        );
+        let (out, _) = push(e.as_mut(), 0, ip_to([192, 168, 1, 6], 1));
+        assert_eq!(net::ether_dst(out[0].1.data()), [2, 0, 0, 0, 0, 6]);
+        let (out, _) = push(e.as_mut(), 0, ip_to([255; 4], 1));
+        assert_eq!(net::ether_dst(out[0].1.data()), net::ETHER_BROADCAST);
+        let (out, _) = push(e.as_mut(), 0, ip_to([224, 129, 2, 3], 1));
+        assert_eq!(net::ether_dst(out[0].1.data()), [1, 0, 0x5e, 1, 2, 3]);
+        let (out, t) = push(e.as_mut(), 0, ip_to([0; 4], 1));
+        assert!(out.is_empty());
+        assert_eq!(drop_reasons(&t), vec!["zero destination"]);
+        let (out, _) = push(e.as_mut(), 0, ip_to([192, 168, 1, 9], 1));
+        assert_eq!(out[0].0, 1, "queries on output 1");
+        let (_, t) = push(e.as_mut(), 0, ip_to([192, 168, 1, 10], 1));
+        assert_eq!(drop_reasons(&t), vec!["arp queue full"]);
+        // A reply cannot change a static entry.
+        let r = arp(2, [9; 6], [192, 168, 1, 6], MYETH, MY);
+        push(e.as_mut(), 1, Packet::from_bytes(&r));
+        let (out, _) = push(e.as_mut(), 0, ip_to([192, 168, 1, 6], 1));
+        assert_eq!(net::ether_dst(out[0].1.data()), [2, 0, 0, 0, 0, 6]);
+        let bad = crate::registry::find("ARPQuerier").unwrap();
+        let env = crate::conf::InitEnv::default();
+        assert!((bad.make)("1.2.3.4, 00:00:00:00:00:01, TABLE arpt", &env).is_err());
+    }
+}

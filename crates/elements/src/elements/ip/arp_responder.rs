@@ -134,3 +134,45 @@ impl Element for ARPResponder {
         90
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use crate::net;
+    use pktflow_traffic::Packet;
+
+    #[test]
+    fn answers_requests_for_its_addresses_only() {
+        let mut e = make(
+            "ARPResponder",
+            "10.0.0.1 00:00:c0:ae:67:ef, 172.16.0.0/16 02:00:00:00:00:99",
+        );
+        let asker = [2, 0, 0, 0, 0, 1];
+        let req = arp(1, asker, [10, 0, 0, 2], [0; 6], [10, 0, 0, 1]);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&req));
+        let d = out[0].1.data();
+        assert_eq!(
+            (net::ether_dst(d), net::ether_src(d)),
+            (asker, [0, 0, 0xc0, 0xae, 0x67, 0xef])
+        );
+        let a = &d[14..];
+        assert_eq!(net::arp_op(a), 2);
+        assert_eq!(
+            (net::arp_sha(a), net::arp_spa(a)),
+            ([0, 0, 0xc0, 0xae, 0x67, 0xef], [10, 0, 0, 1])
+        );
+        assert_eq!((net::arp_tha(a), net::arp_tpa(a)), (asker, [10, 0, 0, 2]));
+        let req = arp(1, asker, [10, 0, 0, 2], [0; 6], [172, 16, 9, 9]);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&req));
+        assert_eq!(net::arp_sha(&out[0].1.data()[14..]), [2, 0, 0, 0, 0, 0x99]);
+        let req = arp(1, asker, [10, 0, 0, 2], [0; 6], [10, 0, 0, 3]);
+        let (out, t) = push(e.as_mut(), 0, Packet::from_bytes(&req));
+        assert!(out.is_empty());
+        assert_eq!(drop_reasons(&t), vec!["arp not answered"]);
+        let rep = arp(2, asker, [10, 0, 0, 2], [0; 6], [10, 0, 0, 1]);
+        assert_eq!(
+            drop_reasons(&push(e.as_mut(), 0, Packet::from_bytes(&rep)).1),
+            vec!["not an ARP request"]
+        );
+    }
+}

@@ -218,3 +218,97 @@ impl Element for CheckIPHeader {
         110
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use crate::net;
+    use pktflow_traffic::Packet;
+
+    const CFG: &str = "INTERFACES 10.0.0.1/8 192.168.1.1/24";
+
+    fn verdict(cfg: &str, bytes: &[u8]) -> Result<Packet, &'static str> {
+        let mut e = make("CheckIPHeader", cfg);
+        let (mut out, t) = push_e(e.as_mut(), Packet::from_bytes(bytes));
+        match out.pop() {
+            Some(p) => Ok(p),
+            None => Err(drop_reasons(&t)[0]),
+        }
+    }
+
+    fn push_e(
+        e: &mut dyn crate::element::Element,
+        p: Packet,
+    ) -> (Vec<Packet>, pktflow_model::PacketTrace) {
+        let mut cx = crate::cx::Cx::new();
+        let r = e.simple_action(p, &mut cx);
+        (r.into_iter().collect(), cx.trace().clone())
+    }
+
+    #[test]
+    fn good_packet_gets_annotations_and_loses_padding() {
+        let mut b = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &[1, 1, 1, 0], 30, 0);
+        b.extend_from_slice(&[0; 6]); // link padding
+        let p = verdict(CFG, &b).unwrap();
+        assert_eq!(p.len(), 54);
+        assert_eq!(p.ip_offset(), Some(0));
+        assert_eq!(p.anno.network_header_len, 24);
+        assert_eq!(p.anno.dst_ip, [192, 168, 1, 9]);
+    }
+
+    #[test]
+    fn bad_packets_are_dropped_with_their_reason() {
+        let good = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &[], 30, 0);
+        assert_eq!(verdict(CFG, &good[..19]).unwrap_err(), "tiny packet");
+        let mut b = good.clone();
+        b[0] = 0x65;
+        assert_eq!(verdict(CFG, &b).unwrap_err(), "bad IP version");
+        let mut b = good.clone();
+        b[0] = 0x44;
+        net::set_ip_checksum(&mut b);
+        assert_eq!(verdict(CFG, &b).unwrap_err(), "bad IP header length");
+        let mut b = good.clone();
+        b[24] ^= 0xff; // payload: checksum still fine
+        assert!(verdict(CFG, &b).is_ok());
+        b[15] ^= 1; // source address: checksum now wrong
+        assert_eq!(verdict(CFG, &b).unwrap_err(), "bad IP checksum");
+        assert!(verdict(&format!("{CFG}, CHECKSUM false"), &b).is_ok());
+        let mut b = good.clone();
+        net::set_ip_total_len(&mut b, 60);
+        net::set_ip_checksum(&mut b);
+        assert_eq!(verdict(CFG, &b).unwrap_err(), "bad IP length");
+        net::set_ip_total_len(&mut b, 16);
+        net::set_ip_checksum(&mut b);
+        assert_eq!(verdict(CFG, &b).unwrap_err(), "bad IP length");
+        // Bad sources: interface broadcast, limited broadcast, multicast.
+        for src in [
+            [10, 255, 255, 255],
+            [192, 168, 1, 255],
+            [255, 255, 255, 255],
+            [224, 0, 0, 5],
+        ] {
+            let b = ipv4(src, [192, 168, 1, 9], 64, &[], 30, 0);
+            assert_eq!(
+                verdict(CFG, &b).unwrap_err(),
+                "bad source address",
+                "{src:?}"
+            );
+        }
+        // ... unless addressed to one of our interfaces (GOODDST).
+        let b = ipv4([10, 255, 255, 255], [10, 0, 0, 1], 64, &[], 30, 0);
+        assert!(verdict(CFG, &b).is_ok());
+        // Without source checks the broadcast source passes.
+        let b = ipv4([10, 255, 255, 255], [192, 168, 1, 9], 64, &[], 30, 0);
+        assert!(verdict("", &b).is_ok());
+        // Old syntax and OFFSET.
+        let b = ipv4([18, 26, 4, 255], [1, 2, 3, 4], 64, &[], 0, 0);
+        assert_eq!(
+            verdict("18.26.4.255", &b).unwrap_err(),
+            "bad source address"
+        );
+        let mut framed = vec![0u8; 14];
+        framed.extend_from_slice(&good);
+        let p = verdict("14", &framed).unwrap();
+        assert_eq!(p.ip_offset(), Some(14));
+    }
+}

@@ -75,3 +75,25 @@ impl Element for FixIPSrc {
         40
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use crate::net;
+    use pktflow_traffic::Packet;
+
+    #[test]
+    fn rewrites_only_flagged_packets() {
+        let mut e = make("FixIPSrc", "192.168.1.1");
+        let b = ipv4([10, 0, 0, 1], [10, 0, 0, 2], 255, &[], 8, 0);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&b));
+        assert_eq!(out[0].1.data(), &b[..]);
+        let mut p = Packet::from_bytes(&b);
+        p.anno.fix_ip_src = true;
+        let (out, _) = push(e.as_mut(), 0, p);
+        let d = out[0].1.data();
+        assert_eq!(net::ip_src(d), [192, 168, 1, 1]);
+        assert_eq!(net::ip_header_sum(d), 0);
+        assert!(!out[0].1.anno.fix_ip_src);
+    }
+}

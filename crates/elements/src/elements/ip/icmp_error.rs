@@ -273,7 +273,125 @@ impl Element for ICMPError {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::{self, ipv4, push};
     use super::*;
+
+    fn answer(cfg: &str, p: Packet) -> Result<Packet, &'static str> {
+        let mut e = testutil::make("ICMPError", cfg);
+        let (mut out, t) = push(e.as_mut(), 0, p);
+        let r = testutil::drop_reasons(&t);
+        match out.pop() {
+            Some((0, q)) => {
+                assert_eq!(r, vec!["icmp error sent"]);
+                Ok(q)
+            }
+            _ => Err(r[0]),
+        }
+    }
+
+    #[test]
+    fn builds_valid_errors_with_type_specific_fields() {
+        let orig = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 1, &[], 100, 0);
+        let q = answer("192.168.1.1, timeexceeded", Packet::from_bytes(&orig)).unwrap();
+        let d = q.data();
+        assert_eq!(d.len(), 20 + 8 + 28);
+        assert!(net::ip_header_ok(d));
+        assert_eq!(net::ip_header_sum(d), 0);
+        assert_eq!(
+            (
+                net::ip_src(d),
+                net::ip_dst(d),
+                net::ip_proto(d),
+                net::ip_ttl(d)
+            ),
+            ([192, 168, 1, 1], [10, 0, 0, 2], 1, 255)
+        );
+        assert_eq!(
+            pktflow_traffic::checksum::ip_checksum(&d[20..]),
+            0,
+            "ICMP checksum"
+        );
+        assert_eq!((d[20], d[21]), (11, 0));
+        assert_eq!(&d[28..], &orig[..28], "quotes the header and 8 bytes");
+        assert_eq!(q.anno.dst_ip, [10, 0, 0, 2]);
+        assert!(q.anno.fix_ip_src);
+        assert_eq!(q.ip_offset(), Some(0));
+
+        let mut p = Packet::from_bytes(&orig);
+        p.anno.icmp_param_prob = 22;
+        let q = answer("1.1.1.1, parameterproblem", p).unwrap();
+        assert_eq!((q.data()[20], q.data()[24]), (12, 22));
+        let mut p = Packet::from_bytes(&orig);
+        p.anno.dst_ip = [10, 0, 0, 254];
+        let q = answer("1.1.1.1, redirect, host", p).unwrap();
+        assert_eq!((q.data()[20], q.data()[21]), (5, 1));
+        assert_eq!(&q.data()[24..28], &[10, 0, 0, 254]);
+        let q = answer(
+            "1.1.1.1, unreachable, needfrag, MTU 1500",
+            Packet::from_bytes(&orig),
+        )
+        .unwrap();
+        assert_eq!((q.data()[20], q.data()[21]), (3, 4));
+        assert_eq!(net::be16(q.data(), 26), 1500);
+        let q = answer(
+            "1.1.1.1, 3, 4, SET_FIX_ANNO false",
+            Packet::from_bytes(&orig),
+        )
+        .unwrap();
+        assert_eq!(net::be16(q.data(), 26), 576);
+        assert!(!q.anno.fix_ip_src);
+    }
+
+    #[test]
+    fn rfc1812_suppression() {
+        let cfg = "192.168.1.1, timeexceeded, BADADDRS 10.9.9.9";
+        let sup = |b: Vec<u8>, bcast: bool| {
+            let mut p = Packet::from_bytes(&b);
+            if bcast {
+                p.anno.packet_type = PacketType::Broadcast;
+            }
+            answer(cfg, p).unwrap_err()
+        };
+        assert_eq!(
+            sup(ipv4([10, 0, 0, 2], [1, 2, 3, 4], 1, &[], 8, 0), true),
+            "icmp error suppressed"
+        );
+        assert_eq!(
+            sup(ipv4([10, 0, 0, 2], [1, 2, 3, 4], 1, &[], 8, 100), false),
+            "icmp error suppressed"
+        );
+        assert!(
+            answer(
+                cfg,
+                Packet::from_bytes(&ipv4([10, 0, 0, 2], [1, 2, 3, 4], 1, &[], 8, net::IP_MF))
+            )
+            .is_ok(),
+            "first fragment is answered"
+        );
+        for (s, d) in [
+            ([0, 0, 0, 0], [1, 2, 3, 4]),
+            ([255; 4], [1, 2, 3, 4]),
+            ([224, 1, 1, 1], [1, 2, 3, 4]),
+            ([10, 0, 0, 2], [255; 4]),
+            ([10, 0, 0, 2], [239, 1, 1, 1]),
+            ([10, 9, 9, 9], [1, 2, 3, 4]),
+            ([10, 0, 0, 2], [10, 9, 9, 9]),
+        ] {
+            assert_eq!(
+                sup(ipv4(s, d, 1, &[], 8, 0), false),
+                "icmp error suppressed",
+                "{s:?} -> {d:?}"
+            );
+        }
+        // ICMP errors are not answered; ICMP echo requests are.
+        let mut b = ipv4([10, 0, 0, 2], [1, 2, 3, 4], 1, &[], 8, 0);
+        b[9] = 1;
+        b[20] = 11;
+        net::set_ip_checksum(&mut b);
+        assert_eq!(sup(b.clone(), false), "icmp error suppressed");
+        b[20] = 8;
+        assert!(answer(cfg, Packet::from_bytes(&b)).is_ok());
+    }
 
     #[test]
     fn names_and_numbers() {

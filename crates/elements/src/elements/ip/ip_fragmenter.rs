@@ -207,3 +207,99 @@ impl Element for IPFragmenter {
         240
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::testutil::*;
+    use crate::net;
+    use pktflow_traffic::Packet;
+
+    /// Reassemble (test reassembler) and return (header fields, payload).
+    fn reassemble(frags: &[Vec<u8>]) -> (Vec<u8>, Vec<u8>) {
+        let mut fs: Vec<&Vec<u8>> = frags.iter().collect();
+        fs.sort_by_key(|f| net::ip_frag_offset(f));
+        let mut payload = Vec::new();
+        for (i, f) in fs.iter().enumerate() {
+            assert!(net::ip_header_ok(f) && net::ip_total_len(f) == f.len());
+            assert_eq!(net::ip_header_sum(f), 0, "fragment {i} checksum");
+            assert_eq!(net::ip_frag_offset(f), payload.len(), "fragment {i} offset");
+            assert_eq!(
+                net::ip_frag_field(f) & net::IP_MF != 0,
+                i + 1 < fs.len(),
+                "MF of {i}"
+            );
+            payload.extend_from_slice(&f[net::ip_hl(f)..]);
+        }
+        (fs[0][..net::ip_hl(fs[0])].to_vec(), payload)
+    }
+
+    #[test]
+    fn fragments_reassemble_to_the_original() {
+        // Options: a copied one (type 0x88 stream id, 4 bytes) and a record route (not copied).
+        let opts = [0x88, 4, 0x12, 0x34, 7, 7, 4, 0, 0, 0, 0, 0];
+        let orig = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &opts, 1400, 0);
+        let mut e = make("IPFragmenter", "576");
+        let mut p = Packet::from_bytes(&orig);
+        p.anno.paint = 7;
+        let (out, t) = push(e.as_mut(), 0, p);
+        assert!(t.fates.is_empty());
+        assert!(out.len() >= 3);
+        let frags: Vec<Vec<u8>> = out
+            .iter()
+            .map(|(port, q)| {
+                assert_eq!(*port, 0);
+                assert!(q.len() <= 576);
+                assert_eq!(q.anno.paint, 7, "annotations copied");
+                q.data().to_vec()
+            })
+            .collect();
+        // In order, first first; first keeps all options, later ones only the copied one.
+        assert_eq!(net::ip_frag_offset(&frags[0]), 0);
+        assert_eq!(net::ip_hl(&frags[0]), 32);
+        for f in &frags[1..] {
+            assert_eq!(net::ip_hl(f), 24);
+            assert_eq!(&f[20..24], &opts[..4]);
+        }
+        for f in &frags[..frags.len() - 1] {
+            assert_eq!((f.len() - net::ip_hl(f)) % 8, 0);
+        }
+        let (h, payload) = reassemble(&frags);
+        assert_eq!(payload, &orig[32..]);
+        assert_eq!(h[0], 0x48);
+        assert_eq!(&h[4..6], &orig[4..6], "identification");
+        assert_eq!(net::ip_frag_field(&h) & !net::IP_MF, 0);
+        assert_eq!(&h[8..10], &orig[8..10]);
+        assert_eq!(&h[12..], &orig[12..32]);
+    }
+
+    #[test]
+    fn small_df_and_refragmentation() {
+        let mut e = make("IPFragmenter", "576");
+        let small = ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9, &[], 556, 0);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&small));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].1.data(), &small[..]);
+        let df = ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9, &[], 1000, net::IP_DF);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&df));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, 1, "DF packets go to output 1 unchanged");
+        assert_eq!(out[0].1.data(), &df[..]);
+        let mut nodf = make("IPFragmenter", "576, HONOR_DF false");
+        assert!(push(nodf.as_mut(), 0, Packet::from_bytes(&df)).0.len() > 1);
+        // A middle fragment (offset 1000, MF set) fragmented again keeps offsets and MF.
+        let mid = ipv4([1, 1, 1, 1], [2, 2, 2, 2], 9, &[], 1200, net::IP_MF | 125);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&mid));
+        let frags: Vec<Vec<u8>> = out.iter().map(|(_, q)| q.data().to_vec()).collect();
+        assert_eq!(net::ip_frag_offset(&frags[0]), 1000);
+        let mut total = 0;
+        for f in &frags {
+            assert_eq!(net::ip_frag_offset(f), 1000 + total);
+            assert!(
+                net::ip_frag_field(f) & net::IP_MF != 0,
+                "all keep MF (original had it)"
+            );
+            total += f.len() - 20;
+        }
+        assert_eq!(total, 1200);
+    }
+}
