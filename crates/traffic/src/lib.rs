@@ -5,12 +5,17 @@ pub mod packet;
 pub mod pcap;
 pub mod pcapng;
 pub mod routes;
+pub mod synth;
 
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
 pub use packet::{packets_created, Annotations, Packet};
 pub use pcap::{PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW};
 pub use pcapng::{PcapngOptions, PcapngWriter};
 pub use routes::{bundled_table_path, Route, RouteTable};
+pub use synth::{
+    FlowSize, InterfaceConfig, Ipv4Prefix, MacAddr, PrefixWeighting, ProtocolMix, SizeMix,
+    SynthConfig, SynthTrace,
+};
 
 /// Errors of the traffic crate. Every variant that concerns a file names it; format errors
 /// carry the byte offset of the offending structure so a bad capture can be inspected with

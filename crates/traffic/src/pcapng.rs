@@ -12,6 +12,7 @@
 //! - SPB (3): original length and data, interface 0, no timestamp: we give it the timestamp
 //!   of the previous packet of the file (0 if none) so timestamps stay monotonic;
 //! - the obsolete Packet Block (2), read like an EPB with a 16-bit interface id.
+//!
 //! Every other block type (name resolution, interface statistics, custom, ...) is skipped
 //! without being buffered.
 //!
@@ -171,7 +172,7 @@ impl NgState {
         min: u32,
     ) -> Result<(), TrafficError> {
         let name = block_name(ty);
-        if len % 4 != 0 || len < min {
+        if len & 3 != 0 || len < min {
             return Err(src.err(
                 start,
                 &format!("corrupt {name}"),

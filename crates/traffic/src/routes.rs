@@ -219,7 +219,7 @@ impl RouteTable {
     pub fn lookup_linear(&self, addr: u32) -> Option<&Route> {
         let mut best: Option<&Route> = None;
         for r in &self.entries {
-            if r.contains(addr) && best.map_or(true, |b| r.len > b.len) {
+            if r.contains(addr) && !matches!(best, Some(b) if b.len >= r.len) {
                 best = Some(r);
             }
         }
