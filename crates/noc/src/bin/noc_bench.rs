@@ -1,16 +1,25 @@
-//! Simulator speed figures for docs/benchmarks.md (issue 4): simulated cycles per second and
-//! flits per second on an 8x8 mesh, 4 VCs, uniform traffic at 0.1 and 0.3 flits/node/cycle, and
-//! the time to lay out and route each benchmark on 6x6. Run with
-//! `cargo run --release -p pktflow-noc --bin noc-bench`.
+//! Simulator speed figures for docs/benchmarks.md (issue 4).
+//!
+//! `cargo run --release -p pktflow-noc --bin noc-bench -- speed` : simulated cycles per second and
+//! flits per second on an 8x8 mesh, 4 VCs, uniform traffic at 0.1 and 0.3 flits/node/cycle;
+//! `... -- map [MESH]` : time to partition, lay out and route each benchmark (default 6x6).
+use pktflow_noc::api::{map_graph, route, StreamReqJson};
+use pktflow_noc::bench;
 use pktflow_noc::config::default_mesh;
+use pktflow_noc::report::contention;
+use pktflow_noc::routing::{link_loads_paths, StreamReq};
 use pktflow_noc::sim::synthetic::{run_point, Pattern, SynthConfig};
 use pktflow_noc::sim::PacketRouting;
+use std::time::Instant;
 
-fn main() {
+fn speed() {
     let mut a = default_mesh();
     a.cols = 8;
     a.rows = 8;
-    println!("# simulator speed: 8x8 mesh, {} VCs x {} flits, uniform traffic, 1-flit packets, 10k warm-up + 100k measured cycles", a.virtual_channels, a.buffer_depth_flits);
+    println!(
+        "# simulator speed: 8x8 mesh, {} VCs x {} flits, uniform traffic, 1-flit packets, 10k warm-up + 100k measured cycles",
+        a.virtual_channels, a.buffer_depth_flits
+    );
     println!("routing,rate,cycles,wall_s,cycles_per_s,flits_per_s,accepted,latency");
     for routing in [PacketRouting::Dor, PacketRouting::Adaptive] {
         for rate in [0.1, 0.3] {
@@ -35,5 +44,41 @@ fn main() {
                 p.latency
             );
         }
+    }
+}
+
+fn map(mesh: &str) {
+    println!("# time to partition, lay out (20000 annealing moves) and route each benchmark on {mesh}");
+    println!("benchmark,actors,streams,balance,partition_s,layout_s,tentacle_s,tentacle_ok,negotiated_s,dor_max_link_load,dor_contended_links");
+    for name in bench::names() {
+        let req: StreamReqJson = serde_json::from_value(serde_json::json!({"graph": name, "mesh": mesh})).unwrap();
+        let t = Instant::now();
+        let m = map_graph(&req).expect("map");
+        let _ = t;
+        let ro = route(&m, "tentacle", &req, &m.layout.tile_of).expect("route");
+        let rn = route(&m, "negotiated", &req, &m.layout.tile_of).expect("route");
+        let reqs: Vec<StreamReq> = m.reqs.clone();
+        let dor: Vec<Vec<u8>> = reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect();
+        let (mx, over) = contention(&link_loads_paths(&m.mesh, &reqs, &dor));
+        println!(
+            "{name},{},{},{:.3},{:.4},{:.4},{:.6},{},{:.4},{mx},{over}",
+            m.part.actors.len(),
+            m.part.streams.len(),
+            m.part.balance,
+            m.t_partition,
+            m.t_layout,
+            ro.seconds,
+            ro.circuits,
+            rn.seconds
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(|s| s.as_str()) {
+        Some("map") => map(args.get(2).map(|s| s.as_str()).unwrap_or("6x6")),
+        Some("speed") | None => speed(),
+        Some(o) => eprintln!("unknown mode `{o}` (speed | map [MESH])"),
     }
 }

@@ -1,0 +1,562 @@
+//! JSON-in / JSON-out entry points used by the Python binding and the CLI
+//! (`pktflow noc`, `pktflow stream`).
+use crate::balance::{partition, Partition};
+use crate::bench;
+use crate::config::mesh_with;
+use crate::error::{NocError, Result};
+use crate::graph::{flatten, load_program, parse_program, solve_balance, Balanced, NodeKind, StreamProgram};
+use crate::layout::{anneal, Layout};
+use crate::report::{contention, link_table, router_heatmap};
+use crate::routing::{
+    check_disjoint, exact, link_loads_adaptive, link_loads_paths, negotiated, registry, tentacle, tentacle_order,
+    tentacle_retry, ExactOutcome, Mesh, RoutingKind, StreamReq,
+};
+use crate::sim::setup::setup_times;
+use crate::sim::stream::{run_stream, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult};
+use crate::sim::synthetic::{mean_hops_uniform, run_point, uniform_bound, zero_load_latency, Pattern, SynthConfig};
+use crate::sim::PacketRouting;
+use pktflow_arch::mesh::MeshArch;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+fn de<T: for<'a> Deserialize<'a>>(v: &str, what: &str) -> Result<T> {
+    serde_json::from_str(v).map_err(|e| NocError::Parse { origin: what.to_string(), msg: e.to_string() })
+}
+
+fn arch_for(mesh: &str, overrides: &Value, vcs: Option<usize>, buffer: Option<usize>) -> Result<MeshArch> {
+    let m = Mesh::parse(mesh)?;
+    let mut o = overrides.as_object().cloned().unwrap_or_default();
+    o.insert("cols".into(), json!(m.cols));
+    o.insert("rows".into(), json!(m.rows));
+    if let Some(v) = vcs {
+        o.insert("virtual_channels".into(), json!(v));
+    }
+    if let Some(b) = buffer {
+        o.insert("buffer_depth_flits".into(), json!(b));
+    }
+    mesh_with(&Value::Object(o))
+}
+
+fn packet_routing(name: &str) -> Result<PacketRouting> {
+    match registry(name)? {
+        RoutingKind::Dor => Ok(PacketRouting::Dor),
+        RoutingKind::Adaptive => Ok(PacketRouting::Adaptive),
+        other => Err(NocError::Param(format!(
+            "synthetic traffic runs on packet routing `dor` or `adaptive`, not `{}`",
+            other.name()
+        ))),
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SweepReq {
+    #[serde(default = "d_mesh8")]
+    mesh: String,
+    #[serde(default = "d_uniform")]
+    traffic: String,
+    #[serde(default = "d_dor")]
+    routing: String,
+    vcs: Option<usize>,
+    buffer: Option<usize>,
+    #[serde(default = "d_one")]
+    packet_flits: u32,
+    rates: Vec<f64>,
+    #[serde(default = "d_warm")]
+    warmup: u64,
+    #[serde(default = "d_meas")]
+    measure: u64,
+    drain: Option<u64>,
+    #[serde(default = "d_seed")]
+    seed: u64,
+    hotspot_fraction: Option<f64>,
+    #[serde(default)]
+    arch: Value,
+}
+fn d_mesh8() -> String {
+    "8x8".into()
+}
+fn d_mesh4() -> String {
+    "4x4".into()
+}
+fn d_uniform() -> String {
+    "uniform".into()
+}
+fn d_dor() -> String {
+    "dor".into()
+}
+fn d_one() -> u32 {
+    1
+}
+fn d_warm() -> u64 {
+    10_000
+}
+fn d_meas() -> u64 {
+    100_000
+}
+fn d_seed() -> u64 {
+    1
+}
+
+/// Synthetic-traffic sweep: `{"mesh":"8x8","traffic":"uniform","routing":"dor","rates":[...]}`.
+pub fn noc_sweep(req_json: &str) -> Result<String> {
+    let r: SweepReq = de(req_json, "noc_sweep request")?;
+    if r.rates.is_empty() {
+        return Err(NocError::Param("rates must list at least one offered load".into()));
+    }
+    let arch = arch_for(&r.mesh, &r.arch, r.vcs, r.buffer)?;
+    let mesh = Mesh::new(arch.cols, arch.rows)?;
+    let routing = packet_routing(&r.routing)?;
+    let mut pattern = Pattern::parse(&r.traffic, &mesh)?;
+    if let (Pattern::Hotspot { node, .. }, Some(f)) = (pattern, r.hotspot_fraction) {
+        pattern = Pattern::Hotspot { node, fraction: f };
+    }
+    let mut points = Vec::new();
+    for &rate in &r.rates {
+        let cfg = SynthConfig {
+            pattern,
+            rate,
+            packet_flits: r.packet_flits,
+            warmup_cycles: r.warmup,
+            measure_cycles: r.measure,
+            drain_cycles: r.drain.unwrap_or(r.measure),
+            seed: r.seed,
+        };
+        points.push(run_point(&arch, routing, &cfg)?);
+    }
+    let sat = points.iter().filter(|p| !p.saturated).map(|p| p.offered).fold(f64::NAN, f64::max);
+    let hops = mean_hops_uniform(&mesh);
+    Ok(json!({
+        "mesh": r.mesh, "cols": mesh.cols, "rows": mesh.rows, "traffic": r.traffic, "routing": r.routing,
+        "virtual_channels": arch.virtual_channels, "buffer_depth_flits": arch.buffer_depth_flits,
+        "packet_flits": r.packet_flits, "warmup_cycles": r.warmup, "measure_cycles": r.measure,
+        "points": points,
+        "saturation_offered": if sat.is_nan() { Value::Null } else { json!(sat) },
+        "theory": {
+            "uniform_mean_hops": hops,
+            "zero_load_latency_uniform": zero_load_latency(&arch, hops, r.packet_flits),
+            "uniform_dor_bound": uniform_bound(&mesh),
+        },
+        "arch": arch,
+    })
+    .to_string())
+}
+
+/// Load a graph by benchmark name, file path (.json/.toml) or inline JSON program.
+pub fn load_graph(spec: &str) -> Result<StreamProgram> {
+    let s = spec.trim();
+    if s.starts_with('{') {
+        return parse_program(s, "inline graph");
+    }
+    if bench::json(s).is_some() {
+        return bench::program(s);
+    }
+    if std::path::Path::new(s).exists() {
+        return load_program(s);
+    }
+    Err(NocError::Param(format!(
+        "`{s}` is neither a built-in benchmark ({}) nor an existing .json/.toml file",
+        bench::names().join(", ")
+    )))
+}
+
+fn balanced(spec: &str, corrected: bool) -> Result<Balanced> {
+    let p = load_graph(spec)?;
+    solve_balance(flatten(&p, corrected)?)
+}
+
+/// Load and balance a graph; returns its actors, edges and repetition vector.
+pub fn stream_graph_load(spec: &str) -> Result<String> {
+    let b = balanced(spec, false)?;
+    let g = &b.graph;
+    let nodes: Vec<Value> = g
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            json!({"name": n.name, "path": n.path, "kind": n.kind, "work_per_firing": n.work_per_firing,
+                   "stateful": n.stateful, "reps": b.reps[i], "work_per_steady_state": b.node_work(i)})
+        })
+        .collect();
+    let edges: Vec<Value> = g
+        .edges
+        .iter()
+        .enumerate()
+        .map(|(k, e)| json!({"src": e.src, "dst": e.dst, "push": e.push, "pop": e.pop, "delay": e.delay, "items_per_steady_state": b.edge_items(k)}))
+        .collect();
+    let count = |k: NodeKind| g.nodes.iter().filter(|n| n.kind == k).count();
+    Ok(json!({
+        "name": g.name, "filters": count(NodeKind::Filter), "splitters": count(NodeKind::Splitter),
+        "joiners": count(NodeKind::Joiner), "nodes": nodes, "edges": edges,
+        "total_work_per_steady_state": b.total_work(),
+        "file_reps_mismatches": crate::graph::check_file_reps(&b),
+    })
+    .to_string())
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct StreamReqJson {
+    pub graph: String,
+    #[serde(default = "d_mesh4")]
+    pub mesh: String,
+    #[serde(default = "d_dor")]
+    pub routing: String,
+    #[serde(default = "d_push")]
+    pub comm: String,
+    /// Computation scaling factors (cycles per work unit); empty = automatic sweep.
+    #[serde(default)]
+    pub scales: Vec<f64>,
+    #[serde(default = "d_warm")]
+    pub warmup: u64,
+    #[serde(default = "d_meas")]
+    pub measure: u64,
+    #[serde(default = "d_seed")]
+    pub seed: u64,
+    #[serde(default = "d_moves")]
+    pub anneal_moves: usize,
+    /// Tentacle retries with other stream orders, then other layouts.
+    #[serde(default)]
+    pub retries: usize,
+    #[serde(default = "d_buf_it")]
+    pub buffer_iterations: u64,
+    #[serde(default)]
+    pub corrected_work: bool,
+    #[serde(default)]
+    pub no_sim: bool,
+    #[serde(default = "d_budget")]
+    pub exact_budget: u64,
+    pub vcs: Option<usize>,
+    pub buffer: Option<usize>,
+    #[serde(default)]
+    pub arch: Value,
+}
+fn d_push() -> String {
+    "push".into()
+}
+fn d_moves() -> usize {
+    20_000
+}
+fn d_buf_it() -> u64 {
+    4
+}
+fn d_budget() -> u64 {
+    2_000_000
+}
+
+/// Everything before simulation: partition, layout, streams.
+pub struct Mapped {
+    pub arch: MeshArch,
+    pub mesh: Mesh,
+    pub part: Partition,
+    pub layout: Layout,
+    pub reqs: Vec<StreamReq>,
+    pub t_partition: f64,
+    pub t_layout: f64,
+}
+
+pub fn map_graph(r: &StreamReqJson) -> Result<Mapped> {
+    let arch = arch_for(&r.mesh, &r.arch, r.vcs, r.buffer)?;
+    let mesh = Mesh::new(arch.cols, arch.rows)?;
+    let b = balanced(&r.graph, r.corrected_work)?;
+    let t0 = Instant::now();
+    let part = partition(&b, mesh.nodes())?;
+    let t_partition = t0.elapsed().as_secs_f64();
+    let t1 = Instant::now();
+    let layout = anneal(&mesh, &part, r.seed, r.anneal_moves)?;
+    let t_layout = t1.elapsed().as_secs_f64();
+    let reqs = part
+        .streams
+        .iter()
+        .map(|s| StreamReq { src: layout.tile_of[s.src], dst: layout.tile_of[s.dst], weight: s.items })
+        .collect();
+    Ok(Mapped { arch, mesh, part, layout, reqs, t_partition, t_layout })
+}
+
+/// Outcome of routing the streams of a mapped graph.
+#[derive(Serialize)]
+pub struct RouteOutcome {
+    pub routing: String,
+    /// Disjoint circuits in use (tentacle/negotiated/exact success).
+    pub circuits: bool,
+    /// A disjoint-path router failed and every stream fell back to packet DOR.
+    pub fallback: bool,
+    pub failed_stream: Option<usize>,
+    pub attempts: usize,
+    pub detail: String,
+    #[serde(skip)]
+    pub fabric: FabricKind,
+    pub paths: Option<Vec<Vec<u8>>>,
+    pub seconds: f64,
+}
+
+pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Result<RouteOutcome> {
+    let kind = registry(name)?;
+    let reqs: Vec<StreamReq> = m
+        .part
+        .streams
+        .iter()
+        .map(|s| StreamReq { src: tile_of[s.src], dst: tile_of[s.dst], weight: s.items })
+        .collect();
+    let t0 = Instant::now();
+    let disjoint = |paths: Option<Vec<Vec<u8>>>, failed: Option<usize>, attempts: usize, detail: String| {
+        let circuits = paths.is_some();
+        RouteOutcome {
+            routing: name.to_string(),
+            circuits,
+            fallback: !circuits,
+            failed_stream: failed,
+            attempts,
+            detail,
+            fabric: match &paths {
+                Some(p) => FabricKind::Circuit(p.clone()),
+                None => FabricKind::Packet(PacketRouting::Dor),
+            },
+            paths,
+            seconds: 0.0,
+        }
+    };
+    let mut out = match kind {
+        RoutingKind::Dor | RoutingKind::Adaptive => RouteOutcome {
+            routing: name.into(),
+            circuits: false,
+            fallback: false,
+            failed_stream: None,
+            attempts: 1,
+            detail: String::new(),
+            fabric: FabricKind::Packet(if kind == RoutingKind::Dor { PacketRouting::Dor } else { PacketRouting::Adaptive }),
+            paths: if kind == RoutingKind::Dor { Some(reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect()) } else { None },
+            seconds: 0.0,
+        },
+        RoutingKind::Ideal => RouteOutcome {
+            routing: name.into(),
+            circuits: false,
+            fallback: false,
+            failed_stream: None,
+            attempts: 1,
+            detail: "ideal network: 1-cycle latency, per-node injection/ejection bandwidth".into(),
+            fabric: FabricKind::Ideal,
+            paths: None,
+            seconds: 0.0,
+        },
+        RoutingKind::Tentacle => {
+            let (res, attempts) = tentacle_retry(&m.mesh, &reqs, r.retries, r.seed);
+            let detail = match res.failed_stream {
+                Some(s) => format!("stream {s} found no free path after exhaustive search; all streams fall back to DOR"),
+                None => format!("disjoint paths for all {} streams", reqs.len()),
+            };
+            disjoint(res.paths, res.failed_stream, attempts, detail)
+        }
+        RoutingKind::Negotiated => {
+            let (p, ok, iters) = negotiated(&m.mesh, &reqs, 60);
+            let detail = format!("negotiated congestion, {iters} iterations");
+            disjoint(ok.then_some(p), None, iters, detail)
+        }
+        RoutingKind::Exact => {
+            let (o, p, exp) = exact(&m.mesh, &reqs, r.exact_budget);
+            let detail = format!("exact search: {o:?} after {exp} expansions");
+            disjoint(p, None, 1, detail)
+        }
+    };
+    if let Some(p) = out.paths.as_ref().filter(|_| out.circuits) {
+        check_disjoint(&m.mesh, &reqs, p).map_err(|e| NocError::Routing { routing: name.into(), msg: e })?;
+    }
+    out.seconds = t0.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// Scales for the automatic sweep: multiples of the scale at which the heaviest actor's compute
+/// time equals the busiest node's flits per iteration (the ideal network's bound), down to 0.
+pub fn auto_scales(m: &Mapped) -> Vec<f64> {
+    let ipp = m.arch.items_per_packet() as f64;
+    let flits_per_item = m.arch.data_packet_flits as f64 / ipp;
+    let mut out_f = vec![0.0; m.mesh.nodes()];
+    let mut in_f = vec![0.0; m.mesh.nodes()];
+    for q in &m.reqs {
+        out_f[q.src] += q.weight.ceil() * flits_per_item;
+        in_f[q.dst] += q.weight.ceil() * flits_per_item;
+    }
+    let pnet = out_f.iter().chain(&in_f).copied().fold(0.0, f64::max);
+    let wmax = m.part.actors.iter().map(|a| a.work).fold(0.0, f64::max);
+    let sref = if wmax > 0.0 { pnet / wmax } else { 0.0 };
+    [2.0, 1.0, 0.5, 0.25, 0.0].iter().map(|k| k * sref).collect()
+}
+
+pub fn mapped_graph(m: &Mapped, tile_of: &[usize]) -> MappedGraph {
+    MappedGraph {
+        tile_of: tile_of.to_vec(),
+        work: m.part.actors.iter().map(|a| a.work).collect(),
+        streams: m.part.streams.iter().map(|s| (s.src, s.dst, s.items.ceil() as u64)).collect(),
+    }
+}
+
+/// Simulate at each scale; returns the points and the saturation (maximum) throughput.
+pub fn simulate(m: &Mapped, ro: &RouteOutcome, comm: Comm, scales: &[f64], r: &StreamReqJson, tile_of: &[usize]) -> Result<(Vec<StreamRunResult>, f64)> {
+    let g = mapped_graph(m, tile_of);
+    let mut pts = Vec::new();
+    for &s in scales {
+        let cfg = StreamRunConfig { comm, scale: s, warmup_cycles: r.warmup, measure_cycles: r.measure, buffer_iterations: r.buffer_iterations };
+        pts.push(run_stream(&m.arch, &g, &ro.fabric, &cfg)?);
+    }
+    let sat = pts.iter().map(|p| p.throughput).fold(0.0, f64::max);
+    Ok((pts, sat))
+}
+
+/// Map, route and simulate a stream graph. See `StreamReqJson` for the request fields.
+pub fn stream_run(req_json: &str) -> Result<String> {
+    let r: StreamReqJson = de(req_json, "stream_run request")?;
+    let comm = match r.comm.to_ascii_lowercase().as_str() {
+        "push" => Comm::Push,
+        "pull" => Comm::Pull,
+        o => return Err(NocError::Param(format!("comm `{o}` must be push or pull"))),
+    };
+    let kind = registry(&r.routing)?;
+    if comm == Comm::Pull && !matches!(kind, RoutingKind::Dor | RoutingKind::Adaptive) {
+        return Err(NocError::Param(format!("pull streams run on packet routing (dor, adaptive), not `{}`", kind.name())));
+    }
+    let m = map_graph(&r)?;
+    let mut tile_of = m.layout.tile_of.clone();
+    let mut ro = route(&m, &r.routing, &r, &tile_of)?;
+    let mut layout_retries = 0;
+    // retries with other layouts (re-anneal with other seeds) when a disjoint router failed
+    while ro.fallback && matches!(kind, RoutingKind::Tentacle) && layout_retries < r.retries {
+        layout_retries += 1;
+        let l = anneal(&m.mesh, &m.part, r.seed.wrapping_add(1000 + layout_retries as u64), r.anneal_moves)?;
+        let ro2 = route(&m, &r.routing, &r, &l.tile_of)?;
+        if ro2.circuits {
+            tile_of = l.tile_of;
+            ro = ro2;
+        }
+    }
+    let reqs: Vec<StreamReq> = m.part.streams.iter().map(|s| StreamReq { src: tile_of[s.src], dst: tile_of[s.dst], weight: s.items }).collect();
+    let loads = match (&ro.paths, kind) {
+        (_, RoutingKind::Adaptive) => link_loads_adaptive(&m.mesh, &reqs),
+        (Some(p), _) => link_loads_paths(&m.mesh, &reqs, p),
+        (None, RoutingKind::Ideal) => vec![0.0; m.mesh.link_count_slots()],
+        (None, _) => link_loads_paths(&m.mesh, &reqs, &reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect::<Vec<_>>()),
+    };
+    let dor_loads = link_loads_paths(&m.mesh, &reqs, &reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect::<Vec<_>>());
+    let setup = if ro.circuits && kind == RoutingKind::Tentacle {
+        let res = tentacle(&m.mesh, &reqs, &tentacle_order(&reqs));
+        if res.paths.is_some() {
+            Some(setup_times(&m.arch, &res)?)
+        } else {
+            None
+        }
+    } else {
+        None
+    };
+    let scales = if r.scales.is_empty() { auto_scales(&m) } else { r.scales.clone() };
+    let t_sim = Instant::now();
+    let (points, sat) = if r.no_sim { (Vec::new(), f64::NAN) } else { simulate(&m, &ro, comm, &scales, &r, &tile_of)? };
+    let (mx, over) = contention(&loads);
+    let (dmx, dover) = contention(&dor_loads);
+    let actors: Vec<Value> = m
+        .part
+        .actors
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let (x, y) = m.mesh.xy(tile_of[i]);
+            json!({"name": a.name, "tile": tile_of[i], "x": x, "y": y, "work": a.work, "stateful": a.stateful, "members": a.members.len()})
+        })
+        .collect();
+    let routes: Vec<Value> = m
+        .part
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let p = ro.paths.as_ref().map(|p| p[k].iter().map(|&d| crate::routing::DIR_NAMES[d as usize]).collect::<Vec<_>>().join(""));
+            json!({"stream": k, "src_actor": s.src, "dst_actor": s.dst, "src_tile": reqs[k].src, "dst_tile": reqs[k].dst,
+                   "items": s.items, "min_hops": m.mesh.hops(reqs[k].src, reqs[k].dst),
+                   "path": p, "hops": ro.paths.as_ref().map(|p| p[k].len())})
+        })
+        .collect();
+    Ok(json!({
+        "graph": m.part.graph, "mesh": r.mesh, "routing": r.routing, "comm": r.comm,
+        "tiles": m.mesh.nodes(), "actors": actors, "balance": m.part.balance,
+        "fusions": m.part.fusions, "fissions": m.part.fissions,
+        "layout": {"cost": m.layout.cost, "initial_cost": m.layout.initial_cost, "moves": m.layout.moves, "seed": m.layout.seed, "layout_retries": layout_retries},
+        "route": ro, "routes": routes,
+        "link_loads": link_table(&m.mesh, &loads), "heatmap": router_heatmap(&m.mesh, &loads),
+        "max_link_load": mx, "contended_links": over,
+        "dor_max_link_load": dmx, "dor_contended_links": dover,
+        "setup": setup,
+        "points": points, "saturation_throughput": sat, "throughput_unit": "steady-state iterations per 1000 cycles",
+        "timings": {"partition_s": m.t_partition, "layout_s": m.t_layout, "routing_s": ro.seconds, "simulation_s": t_sim.elapsed().as_secs_f64()},
+        "arch": m.arch,
+    })
+    .to_string())
+}
+
+/// Routing success on perturbed layouts: for `trials` perturbations of `swaps` random swaps of
+/// the annealed layout, which routers find disjoint paths.
+pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<String> {
+    let r: StreamReqJson = de(req_json, "perturbed_routing request")?;
+    let m = map_graph(&r)?;
+    let names = ["tentacle", "tentacle_retry", "negotiated", "exact"];
+    let mut ok = [0usize; 4];
+    let mut proven_infeasible = 0;
+    for t in 0..trials {
+        let tile_of = crate::layout::perturb(&m.mesh, &m.layout, swaps, r.seed.wrapping_add(t as u64 * 7919));
+        let reqs: Vec<StreamReq> = m.part.streams.iter().map(|s| StreamReq { src: tile_of[s.src], dst: tile_of[s.dst], weight: s.items }).collect();
+        let a = tentacle(&m.mesh, &reqs, &tentacle_order(&reqs)).paths.is_some();
+        let b = tentacle_retry(&m.mesh, &reqs, 20, r.seed + t as u64).0.paths.is_some();
+        let c = negotiated(&m.mesh, &reqs, 60).1;
+        let (eo, _, _) = exact(&m.mesh, &reqs, r.exact_budget);
+        for (k, v) in [a, b, c, eo == ExactOutcome::Feasible].iter().enumerate() {
+            ok[k] += *v as usize;
+        }
+        proven_infeasible += (eo == ExactOutcome::Infeasible) as usize;
+    }
+    let res: Vec<Value> = names.iter().zip(ok).map(|(n, k)| json!({"router": n, "success": k, "trials": trials})).collect();
+    Ok(json!({"graph": m.part.graph, "mesh": r.mesh, "swaps": swaps, "results": res, "exact_proven_infeasible": proven_infeasible}).to_string())
+}
+
+/// Names of the built-in benchmarks and routers.
+pub fn catalog() -> String {
+    json!({"benchmarks": bench::names(), "routings": crate::routing::ROUTING_NAMES, "traffic": ["uniform", "transpose", "bit_complement", "hotspot"], "default_mesh": crate::config::default_mesh()}).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sweep_json_has_points() {
+        let out = noc_sweep(r#"{"mesh":"4x4","rates":[0.05,0.1],"warmup":500,"measure":2000}"#).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        let pts = v["points"].as_array().unwrap();
+        assert_eq!(pts.len(), 2);
+        for p in pts {
+            assert!(p["offered"].as_f64().unwrap() > 0.0);
+            assert!(p["accepted"].as_f64().unwrap() > 0.0);
+            assert!(p["latency"].as_f64().unwrap() > 10.0);
+        }
+    }
+
+    #[test]
+    fn bad_requests_are_clear_errors() {
+        assert!(noc_sweep(r#"{"mesh":"0x4","rates":[0.1]}"#).unwrap_err().to_string().contains("at least"));
+        assert!(noc_sweep(r#"{"rates":[0.1],"routing":"tentacle"}"#).unwrap_err().to_string().contains("packet routing"));
+        assert!(noc_sweep(r#"{"rates":[0.1],"vcs":0}"#).unwrap_err().to_string().contains("virtual_channels"));
+        assert!(stream_run(r#"{"graph":"Nope"}"#).unwrap_err().to_string().contains("neither a built-in"));
+        assert!(stream_run(r#"{"graph":"FMRadio","routing":"tentacle","comm":"pull"}"#).unwrap_err().to_string().contains("pull"));
+    }
+
+    #[test]
+    fn stream_run_tentacle_small() {
+        let out = stream_run(r#"{"graph":"FMRadio","mesh":"4x4","routing":"tentacle","scales":[0.0],"warmup":2000,"measure":10000,"anneal_moves":3000}"#).unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert!(v["saturation_throughput"].as_f64().unwrap() > 0.0);
+        assert!(v["actors"].as_array().unwrap().len() <= 16);
+        if v["route"]["circuits"].as_bool().unwrap() {
+            assert!(v["max_link_load"].as_f64().unwrap() <= 1.0);
+            assert!(v["setup"]["min"].as_u64().unwrap() >= 5);
+        } else {
+            assert!(v["route"]["fallback"].as_bool().unwrap());
+        }
+    }
+}
