@@ -1,9 +1,12 @@
 //! Element implementations, one per file, grouped by family. Each family folder exports
 //! `CLASSES`, the list of its classes for the registry.
+pub mod io;
 pub mod ip;
+pub mod nat;
 pub mod standard;
 
 use crate::registry::ClassInfo;
 
 /// The class lists of every family (the registry walks these).
-pub static CLASS_LISTS: &[&[ClassInfo]] = &[standard::CLASSES, ip::CLASSES];
+pub static CLASS_LISTS: &[&[ClassInfo]] =
+    &[standard::CLASSES, ip::CLASSES, nat::CLASSES, io::CLASSES];
