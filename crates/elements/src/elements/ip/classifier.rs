@@ -499,6 +499,46 @@ mod tests {
         ]
     }
 
+    /// Evaluate pattern strings nibble by nibble on the packet bytes (no word compilation).
+    fn match_text(ps: &[String], d: &[u8]) -> Option<usize> {
+        ps.iter().position(|p| {
+            p == "-"
+                || p.split_whitespace().all(|c| {
+                    let (neg, c) = match c.strip_prefix('!') {
+                        Some(r) => (true, r),
+                        None => (false, c),
+                    };
+                    let (off, rest) = c.split_once('/').unwrap();
+                    let off: usize = off.parse().unwrap();
+                    let (v, m) = rest.split_once('%').unwrap_or((rest, ""));
+                    let (v, m): (Vec<char>, Vec<char>) = (v.chars().collect(), m.chars().collect());
+                    let mut holds = true;
+                    for i in 0..v.len() {
+                        let mask = if m.is_empty() {
+                            0xf
+                        } else {
+                            m[i].to_digit(16).unwrap() as u8
+                        };
+                        let mask = if v[i] == '?' { 0 } else { mask };
+                        if mask == 0 {
+                            continue;
+                        }
+                        let want = v[i].to_digit(16).unwrap() as u8;
+                        let Some(b) = d.get(off + i / 2) else {
+                            holds = false;
+                            break;
+                        };
+                        let nib = if i % 2 == 0 { b >> 4 } else { b & 0xf };
+                        if nib & mask != want & mask {
+                            holds = false;
+                            break;
+                        }
+                    }
+                    holds != neg
+                })
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
         #[test]
@@ -507,6 +547,8 @@ mod tests {
             let parsed: Vec<Pattern> = ps.iter().map(|p| parse_pattern(p).unwrap()).collect();
             let prog = compile(&parsed);
             for d in &pkts {
+                // Independent reference straight from the pattern text.
+                prop_assert_eq!(match_naive(&parsed, d), match_text(&ps, d), "patterns {:?} packet {:?}", ps, d);
                 // Bytes drawn from 0..4 so that random patterns match often.
                 prop_assert_eq!(prog.run(d).0.map(|o| o as usize), match_naive(&parsed, d), "patterns {:?} packet {:?}", ps, d);
             }

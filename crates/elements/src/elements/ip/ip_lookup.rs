@@ -199,4 +199,44 @@ mod tests {
         assert!(parse_route("10.0.0.0/8 x").is_err());
         assert!(make("StaticIPLookup", "", &InitEnv::default()).is_err());
     }
+
+    #[test]
+    fn gateway_rewrite_no_route_and_exact_state_keys() {
+        use super::super::testutil::{drop_reasons, push};
+        use pktflow_model::MemType;
+        let mut e = make(
+            "LookupIPRoute",
+            "10.0.0.0/8 1, 10.1.2.128/25 2, 0.0.0.0/1 10.0.0.254 1",
+            &InitEnv::default(),
+        )
+        .unwrap();
+        assert_eq!(e.ports().outputs, (3, 3));
+        let pk = |d: [u8; 4]| {
+            let mut p = Packet::from_bytes(&[0u8; 20]);
+            p.anno.dst_ip = d;
+            p
+        };
+        let (out, t) = push(e.as_mut(), 0, pk([8, 8, 8, 8]));
+        assert_eq!(out[0].0, 1);
+        assert_eq!(out[0].1.anno.dst_ip, [10, 0, 0, 254]);
+        let st: Vec<(u32, u64)> = t
+            .accesses
+            .iter()
+            .filter(|a| a.mem == MemType::StaticState)
+            .map(|a| (a.object & 0xff, a.key))
+            .collect();
+        assert_eq!(st, vec![(0, 0x0808), (1, 0)]);
+        let (out, t) = push(e.as_mut(), 0, pk([10, 1, 2, 200]));
+        assert_eq!((out[0].0, out[0].1.anno.dst_ip), (2, [10, 1, 2, 200]));
+        assert_eq!(
+            t.accesses
+                .iter()
+                .filter(|a| a.mem == MemType::StaticState)
+                .count(),
+            3
+        );
+        let (out, t) = push(e.as_mut(), 0, pk([200, 0, 0, 1]));
+        assert!(out.is_empty());
+        assert_eq!(drop_reasons(&t), vec!["no route"]);
+    }
 }
