@@ -6,8 +6,8 @@
 //! [`ip_checksum`] over a header whose checksum field is correct returns 0.
 
 /// One's-complement sum of `data` as big-endian 16-bit words (a trailing odd byte is padded
-/// with zero), added to `initial`; not folded. Safe for any input below 128 KiB per call
-/// plus any `initial` below 2^31 (no u32 overflow).
+/// with zero), added to `initial`; folded only as far as 32 bits, so callers can keep
+/// accumulating (pass the result as the next call's `initial`) and finish with [`fold`].
 pub fn ones_sum(data: &[u8], initial: u32) -> u32 {
     let mut sum = initial as u64;
     let mut chunks = data.chunks_exact(2);

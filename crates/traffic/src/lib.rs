@@ -9,7 +9,10 @@ pub mod synth;
 
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
 pub use packet::{packets_created, Annotations, Packet};
-pub use pcap::{PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW};
+pub use pcap::{
+    CaptureFormat, PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET,
+    LINKTYPE_RAW,
+};
 pub use pcapng::{PcapngOptions, PcapngWriter};
 pub use routes::{bundled_table_path, Route, RouteTable};
 pub use synth::{
