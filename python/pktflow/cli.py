@@ -11,7 +11,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -234,7 +233,11 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except PktflowError as e:
-        err.print(f"[red]error:[/red] {escape(str(e))}", highlight=False)
+        msg = str(e)
+        # Diagnostics already read "file:line:col: error: ..."; print them as they are, unwrapped.
+        if ": error: " not in msg and ": warning: " not in msg:
+            msg = f"error: {msg}"
+        sys.stderr.write(msg.rstrip("\n") + "\n")
         sys.exit(2)
     except (typer.Abort, KeyboardInterrupt):
         sys.exit(130)

@@ -23,6 +23,9 @@ pub struct TrafficHints {
     pub routes: Vec<Route>,
     /// Gateway of each route (same index as `routes`), if it names one.
     pub gateways: Vec<Option<[u8; 4]>>,
+    /// Generate on the first interface only: for address translators (NAT), connections start
+    /// inside (the first FromDevice) and the far ends' replies come back through the outside.
+    pub inside_only: bool,
 }
 
 /// Above this many routes the arrival interface is not adjusted (a linear longest-prefix scan
@@ -100,6 +103,27 @@ impl TrafficHints {
         if addrs.is_empty() {
             addrs = addr_of("ARPResponder");
         }
+        // Interface prefixes declared to CheckIPHeader (`INTERFACES 10.0.0.1/8 ...`).
+        let mut declared: Vec<([u8; 4], u8)> = Vec::new();
+        for e in g.elements.iter().filter(|e| e.class == "CheckIPHeader") {
+            let keys = [
+                "INTERFACES",
+                "BADSRC",
+                "GOODDST",
+                "OFFSET",
+                "CHECKSUM",
+                "VERBOSE",
+                "DETAILS",
+            ];
+            let mut a = Args::parse(&e.class, &e.config, &keys);
+            if let Some(list) = a.keyword("INTERFACES") {
+                declared.extend(
+                    split_words(&list)
+                        .iter()
+                        .filter_map(|w| parse_prefix(w).ok()),
+                );
+            }
+        }
         let n_src = g
             .elements
             .iter()
@@ -112,18 +136,29 @@ impl TrafficHints {
                 parse_ip("10.0.0.1").expect("literal"),
             ));
             let ipn = u32::from_be_bytes(ip);
-            let len = routes
+            let len = declared
                 .iter()
-                .filter(|r| r.len < 32 && (ipn & mask(r.len)) == r.prefix)
-                .map(|r| r.len)
-                .max()
+                .find(|(dip, _)| *dip == ip)
+                .map(|d| d.1)
+                .or_else(|| {
+                    routes
+                        .iter()
+                        .filter(|r| r.len > 0 && r.len < 32 && (ipn & mask(r.len)) == r.prefix)
+                        .map(|r| r.len)
+                        .max()
+                })
                 .unwrap_or(24);
             interfaces.push((mac, ip, len));
         }
+        let translator = g
+            .elements
+            .iter()
+            .any(|e| e.class == "IPRewriter" || e.class == "IPAddrRewriter");
         Ok(TrafficHints {
             interfaces,
             routes,
             gateways,
+            inside_only: translator,
         })
     }
 
@@ -159,9 +194,15 @@ impl TrafficHints {
             ..SynthConfig::default()
         };
         if !self.interfaces.is_empty() {
+            let take = if self.inside_only {
+                1
+            } else {
+                self.interfaces.len()
+            };
             let ifs: Vec<([u8; 6], Ipv4Addr, u8)> = self
                 .interfaces
                 .iter()
+                .take(take)
                 .map(|&(mac, ip, len)| (mac, Ipv4Addr::from(ip), len))
                 .collect();
             cfg = cfg.with_interfaces(&ifs);
@@ -176,7 +217,10 @@ impl TrafficHints {
             });
         }
         let synth = SynthTrace::new(cfg, &RouteTable { entries }).map_err(|e| e.to_string())?;
-        if self.interfaces.len() < 2 || self.routes.len() > MAX_ROUTES_FOR_SHAPING {
+        if self.inside_only
+            || self.interfaces.len() < 2
+            || self.routes.len() > MAX_ROUTES_FOR_SHAPING
+        {
             return Ok(Box::new(synth));
         }
         let hints = self.clone();
