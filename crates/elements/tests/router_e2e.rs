@@ -365,3 +365,33 @@ fn plain_forwarded_packet_costs() {
         .iter()
         .any(|a| a.mem == MemType::DynamicState && a.key == key));
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+    /// Damaged frames (valid IP/ARP frames with random bytes overwritten and random lengths)
+    /// never panic the router, and every packet is accounted for.
+    #[test]
+    fn damaged_frames_are_handled(seeds in proptest::collection::vec((0u8..4, proptest::prelude::any::<u64>(), 0usize..6, 0usize..120), 1..12)) {
+        let mut n = Net::new();
+        n.learn("eth1", B, HOST_B);
+        n.learn("eth0", A, HOST_A);
+        for (kind, r, flips, cut) in seeds {
+            let mut f = match kind {
+                0 => ip_frame(ETH0, HOST_A, ipv4(A, B, (r % 4) as u8, &[7, 7, 4, 0, 0, 0, 0, 0], 60, r & 1 == 1)),
+                1 => ip_frame(ETH1, HOST_B, ipv4(B, A, 64, &[68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0], 1600, false)),
+                2 => arp(net::ARP_OP_REPLY, HOST_B, B, ETH1, [192, 168, 1, 1], ETH1),
+                _ => arp(net::ARP_OP_REQUEST, HOST_A, A, [0; 6], [10, 0, 0, 1], net::ETHER_BROADCAST),
+            };
+            let mut x = r;
+            for _ in 0..flips {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let i = 12 + (x >> 33) as usize % (f.len() - 12);
+                f[i] = (x >> 17) as u8;
+            }
+            f.truncate(f.len().saturating_sub(cut).max(1));
+            let dev = if kind == 1 || kind == 2 { "eth1" } else { "eth0" };
+            n.send(dev, f);
+        }
+        proptest::prop_assert_eq!(n.r.conservation_errors, 0);
+    }
+}

@@ -272,6 +272,36 @@ mod tests {
         assert_eq!(&h[12..], &orig[12..32]);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        #[test]
+        fn random_fragmentation_reassembles(payload in 0usize..3000, mtu in 68usize..1600,
+                                            with_rr in proptest::prelude::any::<bool>(),
+                                            with_sid in proptest::prelude::any::<bool>()) {
+            let mut opts = Vec::new();
+            if with_sid { opts.extend_from_slice(&[0x88, 4, 0xab, 0xcd]); }
+            if with_rr { opts.extend_from_slice(&[7, 7, 4, 0, 0, 0, 0, 1]); }
+            let orig = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &opts, payload, 0);
+            let mut e = make("IPFragmenter", &mtu.to_string());
+            let (out, t) = push(e.as_mut(), 0, Packet::from_bytes(&orig));
+            proptest::prop_assert!(t.fates.is_empty());
+            let frags: Vec<Vec<u8>> = out.iter().map(|(_, q)| q.data().to_vec()).collect();
+            for f in &frags {
+                proptest::prop_assert!(frags.len() == 1 || f.len() <= mtu);
+            }
+            if orig.len() <= mtu {
+                proptest::prop_assert_eq!(&frags, &vec![orig.clone()]);
+            } else {
+                let (h, data) = reassemble(&frags);
+                proptest::prop_assert_eq!(&data[..], &orig[20 + opts.len()..]);
+                proptest::prop_assert_eq!(&h[12..], &orig[12..20 + opts.len()]);
+                for f in &frags[1..] {
+                    proptest::prop_assert_eq!(net::ip_hl(f), if with_sid { 24 } else { 20 });
+                }
+            }
+        }
+    }
+
     #[test]
     fn small_df_and_refragmentation() {
         let mut e = make("IPFragmenter", "576");

@@ -311,6 +311,28 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Arbitrary option bytes never panic; errors point inside the options; only option
+        /// bytes change.
+        #[test]
+        fn arbitrary_options_are_safe(words in 1usize..11, bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 40)) {
+            let n = words * 4;
+            let mut opts = bytes[..n].to_vec();
+            // Bias towards the processed types.
+            if opts[0] % 3 == 0 { opts[0] = 7 } else if opts[0] % 3 == 1 { opts[0] = 68 }
+            let mut h = hdr(&opts);
+            let before = h.clone();
+            let r = process_options(&mut h, 20 + n, MY, &[[1, 2, 3, 4]], 99);
+            if let Some(at) = r.error {
+                proptest::prop_assert!((20..20 + n).contains(&(at as usize)));
+            }
+            proptest::prop_assert_eq!(&h[..20], &before[..20]);
+            proptest::prop_assert_eq!(&h[20 + n..], &before[20 + n..]);
+            proptest::prop_assert_eq!(r.changed, h != before);
+        }
+    }
+
     #[test]
     fn timestamps() {
         let mut h = hdr(&[68, 12, 5, 0x01, 0, 0, 0, 0, 0, 0, 0, 0]);
