@@ -4,16 +4,22 @@ use crate::balance::{partition, Partition};
 use crate::bench;
 use crate::config::mesh_with;
 use crate::error::{NocError, Result};
-use crate::graph::{flatten, load_program, parse_program, solve_balance, Balanced, NodeKind, StreamProgram};
+use crate::graph::{
+    flatten, load_program, parse_program, solve_balance, Balanced, NodeKind, StreamProgram,
+};
 use crate::layout::{anneal, Layout};
 use crate::report::{contention, link_table, router_heatmap};
 use crate::routing::{
-    check_disjoint, exact, link_loads_adaptive, link_loads_paths, negotiated, registry, tentacle, tentacle_order,
-    tentacle_retry, ExactOutcome, Mesh, RoutingKind, StreamReq,
+    check_disjoint, exact, link_loads_adaptive, link_loads_paths, negotiated, registry, tentacle,
+    tentacle_order, tentacle_retry, ExactOutcome, Mesh, RoutingKind, StreamReq,
 };
 use crate::sim::setup::setup_times;
-use crate::sim::stream::{run_stream, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult};
-use crate::sim::synthetic::{mean_hops_uniform, run_point, uniform_bound, zero_load_latency, Pattern, SynthConfig};
+use crate::sim::stream::{
+    run_stream, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult,
+};
+use crate::sim::synthetic::{
+    mean_hops_uniform, run_point, uniform_bound, zero_load_latency, Pattern, SynthConfig,
+};
 use crate::sim::PacketRouting;
 use pktflow_arch::mesh::MeshArch;
 use serde::{Deserialize, Serialize};
@@ -21,10 +27,18 @@ use serde_json::{json, Value};
 use std::time::Instant;
 
 fn de<T: for<'a> Deserialize<'a>>(v: &str, what: &str) -> Result<T> {
-    serde_json::from_str(v).map_err(|e| NocError::Parse { origin: what.to_string(), msg: e.to_string() })
+    serde_json::from_str(v).map_err(|e| NocError::Parse {
+        origin: what.to_string(),
+        msg: e.to_string(),
+    })
 }
 
-fn arch_for(mesh: &str, overrides: &Value, vcs: Option<usize>, buffer: Option<usize>) -> Result<MeshArch> {
+fn arch_for(
+    mesh: &str,
+    overrides: &Value,
+    vcs: Option<usize>,
+    buffer: Option<usize>,
+) -> Result<MeshArch> {
     let m = Mesh::parse(mesh)?;
     let mut o = overrides.as_object().cloned().unwrap_or_default();
     o.insert("cols".into(), json!(m.cols));
@@ -103,7 +117,9 @@ fn d_seed() -> u64 {
 pub fn noc_sweep(req_json: &str) -> Result<String> {
     let r: SweepReq = de(req_json, "noc_sweep request")?;
     if r.rates.is_empty() {
-        return Err(NocError::Param("rates must list at least one offered load".into()));
+        return Err(NocError::Param(
+            "rates must list at least one offered load".into(),
+        ));
     }
     let arch = arch_for(&r.mesh, &r.arch, r.vcs, r.buffer)?;
     let mesh = Mesh::new(arch.cols, arch.rows)?;
@@ -125,7 +141,11 @@ pub fn noc_sweep(req_json: &str) -> Result<String> {
         };
         points.push(run_point(&arch, routing, &cfg)?);
     }
-    let sat = points.iter().filter(|p| !p.saturated).map(|p| p.offered).fold(f64::NAN, f64::max);
+    let sat = points
+        .iter()
+        .filter(|p| !p.saturated)
+        .map(|p| p.offered)
+        .fold(f64::NAN, f64::max);
     let hops = mean_hops_uniform(&mesh);
     Ok(json!({
         "mesh": r.mesh, "cols": mesh.cols, "rows": mesh.rows, "traffic": r.traffic, "routing": r.routing,
@@ -269,9 +289,21 @@ pub fn map_graph(r: &StreamReqJson) -> Result<Mapped> {
     let reqs = part
         .streams
         .iter()
-        .map(|s| StreamReq { src: layout.tile_of[s.src], dst: layout.tile_of[s.dst], weight: s.items })
+        .map(|s| StreamReq {
+            src: layout.tile_of[s.src],
+            dst: layout.tile_of[s.dst],
+            weight: s.items,
+        })
         .collect();
-    Ok(Mapped { arch, mesh, part, layout, reqs, t_partition, t_layout })
+    Ok(Mapped {
+        arch,
+        mesh,
+        part,
+        layout,
+        reqs,
+        t_partition,
+        t_layout,
+    })
 }
 
 /// Outcome of routing the streams of a mapped graph.
@@ -297,26 +329,31 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
         .part
         .streams
         .iter()
-        .map(|s| StreamReq { src: tile_of[s.src], dst: tile_of[s.dst], weight: s.items })
+        .map(|s| StreamReq {
+            src: tile_of[s.src],
+            dst: tile_of[s.dst],
+            weight: s.items,
+        })
         .collect();
     let t0 = Instant::now();
-    let disjoint = |paths: Option<Vec<Vec<u8>>>, failed: Option<usize>, attempts: usize, detail: String| {
-        let circuits = paths.is_some();
-        RouteOutcome {
-            routing: name.to_string(),
-            circuits,
-            fallback: !circuits,
-            failed_stream: failed,
-            attempts,
-            detail,
-            fabric: match &paths {
-                Some(p) => FabricKind::Circuit(p.clone()),
-                None => FabricKind::Packet(PacketRouting::Dor),
-            },
-            paths,
-            seconds: 0.0,
-        }
-    };
+    let disjoint =
+        |paths: Option<Vec<Vec<u8>>>, failed: Option<usize>, attempts: usize, detail: String| {
+            let circuits = paths.is_some();
+            RouteOutcome {
+                routing: name.to_string(),
+                circuits,
+                fallback: !circuits,
+                failed_stream: failed,
+                attempts,
+                detail,
+                fabric: match &paths {
+                    Some(p) => FabricKind::Circuit(p.clone()),
+                    None => FabricKind::Packet(PacketRouting::Dor),
+                },
+                paths,
+                seconds: 0.0,
+            }
+        };
     let mut out = match kind {
         RoutingKind::Dor | RoutingKind::Adaptive => RouteOutcome {
             routing: name.into(),
@@ -325,8 +362,16 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
             failed_stream: None,
             attempts: 1,
             detail: String::new(),
-            fabric: FabricKind::Packet(if kind == RoutingKind::Dor { PacketRouting::Dor } else { PacketRouting::Adaptive }),
-            paths: if kind == RoutingKind::Dor { Some(reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect()) } else { None },
+            fabric: FabricKind::Packet(if kind == RoutingKind::Dor {
+                PacketRouting::Dor
+            } else {
+                PacketRouting::Adaptive
+            }),
+            paths: if kind == RoutingKind::Dor {
+                Some(reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect())
+            } else {
+                None
+            },
             seconds: 0.0,
         },
         RoutingKind::Ideal => RouteOutcome {
@@ -360,7 +405,10 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
         }
     };
     if let Some(p) = out.paths.as_ref().filter(|_| out.circuits) {
-        check_disjoint(&m.mesh, &reqs, p).map_err(|e| NocError::Routing { routing: name.into(), msg: e })?;
+        check_disjoint(&m.mesh, &reqs, p).map_err(|e| NocError::Routing {
+            routing: name.into(),
+            msg: e,
+        })?;
     }
     out.seconds = t0.elapsed().as_secs_f64();
     Ok(out)
@@ -380,23 +428,44 @@ pub fn auto_scales(m: &Mapped) -> Vec<f64> {
     let pnet = out_f.iter().chain(&in_f).copied().fold(0.0, f64::max);
     let wmax = m.part.actors.iter().map(|a| a.work).fold(0.0, f64::max);
     let sref = if wmax > 0.0 { pnet / wmax } else { 0.0 };
-    [2.0, 1.0, 0.5, 0.25, 0.0].iter().map(|k| k * sref).collect()
+    [2.0, 1.0, 0.5, 0.25, 0.0]
+        .iter()
+        .map(|k| k * sref)
+        .collect()
 }
 
 pub fn mapped_graph(m: &Mapped, tile_of: &[usize]) -> MappedGraph {
     MappedGraph {
         tile_of: tile_of.to_vec(),
         work: m.part.actors.iter().map(|a| a.work).collect(),
-        streams: m.part.streams.iter().map(|s| (s.src, s.dst, s.items.ceil() as u64)).collect(),
+        streams: m
+            .part
+            .streams
+            .iter()
+            .map(|s| (s.src, s.dst, s.items.ceil() as u64))
+            .collect(),
     }
 }
 
 /// Simulate at each scale; returns the points and the saturation (maximum) throughput.
-pub fn simulate(m: &Mapped, ro: &RouteOutcome, comm: Comm, scales: &[f64], r: &StreamReqJson, tile_of: &[usize]) -> Result<(Vec<StreamRunResult>, f64)> {
+pub fn simulate(
+    m: &Mapped,
+    ro: &RouteOutcome,
+    comm: Comm,
+    scales: &[f64],
+    r: &StreamReqJson,
+    tile_of: &[usize],
+) -> Result<(Vec<StreamRunResult>, f64)> {
     let g = mapped_graph(m, tile_of);
     let mut pts = Vec::new();
     for &s in scales {
-        let cfg = StreamRunConfig { comm, scale: s, warmup_cycles: r.warmup, measure_cycles: r.measure, buffer_iterations: r.buffer_iterations };
+        let cfg = StreamRunConfig {
+            comm,
+            scale: s,
+            warmup_cycles: r.warmup,
+            measure_cycles: r.measure,
+            buffer_iterations: r.buffer_iterations,
+        };
         pts.push(run_stream(&m.arch, &g, &ro.fabric, &cfg)?);
     }
     let sat = pts.iter().map(|p| p.throughput).fold(0.0, f64::max);
@@ -413,30 +482,67 @@ pub fn stream_run(req_json: &str) -> Result<String> {
     };
     let kind = registry(&r.routing)?;
     if comm == Comm::Pull && !matches!(kind, RoutingKind::Dor | RoutingKind::Adaptive) {
-        return Err(NocError::Param(format!("pull streams run on packet routing (dor, adaptive), not `{}`", kind.name())));
+        return Err(NocError::Param(format!(
+            "pull streams run on packet routing (dor, adaptive), not `{}`",
+            kind.name()
+        )));
     }
     let m = map_graph(&r)?;
     let mut tile_of = m.layout.tile_of.clone();
     let mut ro = route(&m, &r.routing, &r, &tile_of)?;
     let mut layout_retries = 0;
     // retries with other layouts (re-anneal with other seeds) when a disjoint router failed
-    while ro.fallback && matches!(kind, RoutingKind::Tentacle) && layout_retries < r.retries {
+    while ro.fallback
+        && matches!(
+            kind,
+            RoutingKind::Tentacle | RoutingKind::Negotiated | RoutingKind::Exact
+        )
+        && layout_retries < r.retries
+    {
         layout_retries += 1;
-        let l = anneal(&m.mesh, &m.part, r.seed.wrapping_add(1000 + layout_retries as u64), r.anneal_moves)?;
+        let l = crate::layout::anneal_routable(
+            &m.mesh,
+            &m.part,
+            r.seed.wrapping_add(1000 + layout_retries as u64),
+            r.anneal_moves,
+        )?;
         let ro2 = route(&m, &r.routing, &r, &l.tile_of)?;
         if ro2.circuits {
             tile_of = l.tile_of;
             ro = ro2;
         }
     }
-    let reqs: Vec<StreamReq> = m.part.streams.iter().map(|s| StreamReq { src: tile_of[s.src], dst: tile_of[s.dst], weight: s.items }).collect();
+    let reqs: Vec<StreamReq> = m
+        .part
+        .streams
+        .iter()
+        .map(|s| StreamReq {
+            src: tile_of[s.src],
+            dst: tile_of[s.dst],
+            weight: s.items,
+        })
+        .collect();
     let loads = match (&ro.paths, kind) {
         (_, RoutingKind::Adaptive) => link_loads_adaptive(&m.mesh, &reqs),
         (Some(p), _) => link_loads_paths(&m.mesh, &reqs, p),
         (None, RoutingKind::Ideal) => vec![0.0; m.mesh.link_count_slots()],
-        (None, _) => link_loads_paths(&m.mesh, &reqs, &reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect::<Vec<_>>()),
+        (None, _) => link_loads_paths(
+            &m.mesh,
+            &reqs,
+            &reqs
+                .iter()
+                .map(|q| m.mesh.dor_path(q.src, q.dst))
+                .collect::<Vec<_>>(),
+        ),
     };
-    let dor_loads = link_loads_paths(&m.mesh, &reqs, &reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect::<Vec<_>>());
+    let dor_loads = link_loads_paths(
+        &m.mesh,
+        &reqs,
+        &reqs
+            .iter()
+            .map(|q| m.mesh.dor_path(q.src, q.dst))
+            .collect::<Vec<_>>(),
+    );
     let setup = if ro.circuits && kind == RoutingKind::Tentacle {
         let res = tentacle(&m.mesh, &reqs, &tentacle_order(&reqs));
         if res.paths.is_some() {
@@ -447,9 +553,17 @@ pub fn stream_run(req_json: &str) -> Result<String> {
     } else {
         None
     };
-    let scales = if r.scales.is_empty() { auto_scales(&m) } else { r.scales.clone() };
+    let scales = if r.scales.is_empty() {
+        auto_scales(&m)
+    } else {
+        r.scales.clone()
+    };
     let t_sim = Instant::now();
-    let (points, sat) = if r.no_sim { (Vec::new(), f64::NAN) } else { simulate(&m, &ro, comm, &scales, &r, &tile_of)? };
+    let (points, sat) = if r.no_sim {
+        (Vec::new(), f64::NAN)
+    } else {
+        simulate(&m, &ro, comm, &scales, &r, &tile_of)?
+    };
     let (mx, over) = contention(&loads);
     let (dmx, dover) = contention(&dor_loads);
     let actors: Vec<Value> = m
@@ -500,10 +614,29 @@ pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<
     let mut ok = [0usize; 4];
     let mut proven_infeasible = 0;
     for t in 0..trials {
-        let tile_of = crate::layout::perturb(&m.mesh, &m.layout, swaps, r.seed.wrapping_add(t as u64 * 7919));
-        let reqs: Vec<StreamReq> = m.part.streams.iter().map(|s| StreamReq { src: tile_of[s.src], dst: tile_of[s.dst], weight: s.items }).collect();
-        let a = tentacle(&m.mesh, &reqs, &tentacle_order(&reqs)).paths.is_some();
-        let b = tentacle_retry(&m.mesh, &reqs, 20, r.seed + t as u64).0.paths.is_some();
+        let tile_of = crate::layout::perturb(
+            &m.mesh,
+            &m.layout,
+            swaps,
+            r.seed.wrapping_add(t as u64 * 7919),
+        );
+        let reqs: Vec<StreamReq> = m
+            .part
+            .streams
+            .iter()
+            .map(|s| StreamReq {
+                src: tile_of[s.src],
+                dst: tile_of[s.dst],
+                weight: s.items,
+            })
+            .collect();
+        let a = tentacle(&m.mesh, &reqs, &tentacle_order(&reqs))
+            .paths
+            .is_some();
+        let b = tentacle_retry(&m.mesh, &reqs, 20, r.seed + t as u64)
+            .0
+            .paths
+            .is_some();
         let c = negotiated(&m.mesh, &reqs, 60).1;
         let (eo, _, _) = exact(&m.mesh, &reqs, r.exact_budget);
         for (k, v) in [a, b, c, eo == ExactOutcome::Feasible].iter().enumerate() {
@@ -511,7 +644,11 @@ pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<
         }
         proven_infeasible += (eo == ExactOutcome::Infeasible) as usize;
     }
-    let res: Vec<Value> = names.iter().zip(ok).map(|(n, k)| json!({"router": n, "success": k, "trials": trials})).collect();
+    let res: Vec<Value> = names
+        .iter()
+        .zip(ok)
+        .map(|(n, k)| json!({"router": n, "success": k, "trials": trials}))
+        .collect();
     Ok(json!({"graph": m.part.graph, "mesh": r.mesh, "swaps": swaps, "results": res, "exact_proven_infeasible": proven_infeasible}).to_string())
 }
 
@@ -526,7 +663,8 @@ mod tests {
 
     #[test]
     fn sweep_json_has_points() {
-        let out = noc_sweep(r#"{"mesh":"4x4","rates":[0.05,0.1],"warmup":500,"measure":2000}"#).unwrap();
+        let out =
+            noc_sweep(r#"{"mesh":"4x4","rates":[0.05,0.1],"warmup":500,"measure":2000}"#).unwrap();
         let v: Value = serde_json::from_str(&out).unwrap();
         let pts = v["points"].as_array().unwrap();
         assert_eq!(pts.len(), 2);
@@ -539,11 +677,28 @@ mod tests {
 
     #[test]
     fn bad_requests_are_clear_errors() {
-        assert!(noc_sweep(r#"{"mesh":"0x4","rates":[0.1]}"#).unwrap_err().to_string().contains("at least"));
-        assert!(noc_sweep(r#"{"rates":[0.1],"routing":"tentacle"}"#).unwrap_err().to_string().contains("packet routing"));
-        assert!(noc_sweep(r#"{"rates":[0.1],"vcs":0}"#).unwrap_err().to_string().contains("virtual_channels"));
-        assert!(stream_run(r#"{"graph":"Nope"}"#).unwrap_err().to_string().contains("neither a built-in"));
-        assert!(stream_run(r#"{"graph":"FMRadio","routing":"tentacle","comm":"pull"}"#).unwrap_err().to_string().contains("pull"));
+        assert!(noc_sweep(r#"{"mesh":"0x4","rates":[0.1]}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("at least"));
+        assert!(noc_sweep(r#"{"rates":[0.1],"routing":"tentacle"}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("packet routing"));
+        assert!(noc_sweep(r#"{"rates":[0.1],"vcs":0}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("virtual_channels"));
+        assert!(stream_run(r#"{"graph":"Nope"}"#)
+            .unwrap_err()
+            .to_string()
+            .contains("neither a built-in"));
+        assert!(
+            stream_run(r#"{"graph":"FMRadio","routing":"tentacle","comm":"pull"}"#)
+                .unwrap_err()
+                .to_string()
+                .contains("pull")
+        );
     }
 
     #[test]
@@ -558,5 +713,34 @@ mod tests {
         } else {
             assert!(v["route"]["fallback"].as_bool().unwrap());
         }
+    }
+}
+
+#[cfg(test)]
+mod debug_tests {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn dump_partition() {
+        let name = std::env::var("NOC_BENCH").unwrap_or("BeamFormer".into());
+        let mesh = std::env::var("NOC_MESH").unwrap_or("4x4".into());
+        let req: StreamReqJson =
+            serde_json::from_value(json!({"graph": name, "mesh": mesh})).unwrap();
+        let m = map_graph(&req).unwrap();
+        for (i, a) in m.part.actors.iter().enumerate() {
+            println!(
+                "actor {i} {} work {:.0} stateful {} tile {:?}",
+                a.name,
+                a.work,
+                a.stateful,
+                m.mesh.xy(m.layout.tile_of[i])
+            );
+        }
+        for s in &m.part.streams {
+            println!("stream {} -> {} items {}", s.src, s.dst, s.items);
+        }
+        let r = tentacle(&m.mesh, &m.reqs, &tentacle_order(&m.reqs));
+        println!("failed {:?} traces {:?}", r.failed_stream, r.traces.last());
+        println!("exact {:?}", exact(&m.mesh, &m.reqs, 2_000_000).0);
     }
 }

@@ -50,6 +50,9 @@ pub struct Partition {
     pub fissions: usize,
 }
 
+/// Links of an interior mesh router in each direction (in or out).
+pub const MAX_DEGREE: usize = 4;
+
 struct Work {
     actors: Vec<Option<Actor>>,
     edges: BTreeMap<(usize, usize), f64>,
@@ -92,19 +95,76 @@ impl Work {
         }
         m
     }
-    /// Lightest adjacent pair that can be fused without creating a cycle, excluding `avoid`.
+    fn degrees(&self) -> (Vec<usize>, Vec<usize>) {
+        let n = self.actors.len();
+        let (mut i, mut o) = (vec![0; n], vec![0; n]);
+        for &(a, b) in self.edges.keys() {
+            o[a] += 1;
+            i[b] += 1;
+        }
+        (i, o)
+    }
+    /// In- and out-degree of the actor that fusing a and b would make.
+    fn fused_degree(&self, a: usize, b: usize) -> (usize, usize) {
+        let mut ins = std::collections::BTreeSet::new();
+        let mut outs = std::collections::BTreeSet::new();
+        for &(x, y) in self.edges.keys() {
+            if (y == a || y == b) && x != a && x != b {
+                ins.insert(x);
+            }
+            if (x == a || x == b) && y != a && y != b {
+                outs.insert(y);
+            }
+        }
+        (ins.len(), outs.len())
+    }
+    /// Best adjacent pair to fuse without creating a cycle, excluding `avoid`: the smallest
+    /// combined work, scaled up by how far the fused actor's in/out degree exceeds the 4 links of
+    /// a mesh router (a tile cannot send or receive more than 4 disjoint streams).
     fn best_fusion(&self, avoid: Option<usize>) -> Option<(usize, usize, f64)> {
         let succ = self.succ();
-        let mut cands: Vec<(f64, usize, usize)> = self
-            .edges
-            .keys()
+        // vertical pairs (producer, consumer) and horizontal pairs (siblings with a common
+        // producer or consumer, neighbours in work order), as StreamIt's vertical and horizontal
+        // fusion
+        let mut pairs: Vec<(usize, usize)> = self.edges.keys().copied().collect();
+        let mut preds: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for &(a, b) in self.edges.keys() {
+            preds.entry(b).or_default().push(a);
+        }
+        for group in succ.values().chain(preds.values()) {
+            if group.len() < 2 {
+                continue;
+            }
+            let mut g = group.clone();
+            g.sort_by(|&x, &y| self.w(x).partial_cmp(&self.w(y)).unwrap().then(x.cmp(&y)));
+            for k in 1..g.len() {
+                pairs.push((g[k - 1].min(g[k]), g[k - 1].max(g[k])));
+            }
+        }
+        let mut cands: Vec<(f64, usize, usize, f64)> = pairs
+            .iter()
             .filter(|&&(a, b)| a != b && Some(a) != avoid && Some(b) != avoid)
-            .map(|&(a, b)| (self.w(a) + self.w(b), a, b))
+            .map(|&(a, b)| {
+                let (di, dout) = self.fused_degree(a, b);
+                let excess = di.saturating_sub(MAX_DEGREE) + dout.saturating_sub(MAX_DEGREE);
+                let w = self.w(a) + self.w(b);
+                (w * (1.0 + excess as f64), a, b, w)
+            })
             .collect();
         cands.sort_by(|x, y| x.partial_cmp(y).unwrap());
         cands.dedup_by(|x, y| x.1 == y.1 && x.2 == y.2);
-        for (w, a, b) in cands {
-            if !self.other_path(a, b, &succ) {
+        for (_, a, b, w) in cands {
+            let direct = self.edges.contains_key(&(a, b));
+            let rev = self.edges.contains_key(&(b, a));
+            let ok = if direct {
+                !self.other_path(a, b, &succ)
+            } else if rev {
+                !self.other_path(b, a, &succ)
+            } else {
+                // siblings: fusing them creates a cycle iff one reaches the other
+                !self.other_path(a, b, &succ) && !self.other_path(b, a, &succ)
+            };
+            if ok {
                 return Some((a, b, w));
             }
         }
@@ -206,6 +266,57 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
             }
         }
     }
+    // 2b. degree repair: an actor with more than 4 producers (consumers) cannot receive (send)
+    // its streams on disjoint paths; fuse the two lightest of those producers (consumers) while
+    // that is possible without a cycle
+    for _ in 0..(4 * g.nodes.len()) {
+        let (din, dout) = w.degrees();
+        let succ = w.succ();
+        let mut fixed = false;
+        let mut worst: Vec<(usize, usize, bool)> = w
+            .alive()
+            .filter_map(|v| {
+                if din[v] > MAX_DEGREE {
+                    Some((din[v], v, true))
+                } else if dout[v] > MAX_DEGREE {
+                    Some((dout[v], v, false))
+                } else {
+                    None
+                }
+            })
+            .collect();
+        worst.sort_by(|a, b| b.cmp(a));
+        'outer: for &(_, v, is_in) in &worst {
+            let mut group: Vec<usize> = w
+                .edges
+                .keys()
+                .filter_map(|&(a, b)| {
+                    if is_in && b == v {
+                        Some(a)
+                    } else if !is_in && a == v {
+                        Some(b)
+                    } else {
+                        None
+                    }
+                })
+                .collect();
+            group.sort_by(|&x, &y| w.w(x).partial_cmp(&w.w(y)).unwrap().then(x.cmp(&y)));
+            for i in 0..group.len() {
+                for j in (i + 1)..group.len() {
+                    let (a, b) = (group[i], group[j]);
+                    if !w.other_path(a, b, &succ) && !w.other_path(b, a, &succ) {
+                        w.fuse(a.min(b), a.max(b));
+                        fusions += 1;
+                        fixed = true;
+                        break 'outer;
+                    }
+                }
+            }
+        }
+        if !fixed {
+            break;
+        }
+    }
     // 3. fission of the heaviest stateless actor, re-fusing to free a tile when needed
     for _ in 0..(4 * tiles + 16) {
         let h = w
@@ -214,6 +325,14 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
             .unwrap();
         let hw = w.w(h);
         if hw <= 0.0 || w.actors[h].as_ref().unwrap().stateful {
+            break;
+        }
+        // fission adds one output to every producer and one input to every consumer of h
+        let (din, dout) = w.degrees();
+        let grows_too_much = w.edges.keys().any(|&(x, y)| {
+            (y == h && dout[x] + 1 > MAX_DEGREE) || (x == h && din[y] + 1 > MAX_DEGREE)
+        });
+        if grows_too_much {
             break;
         }
         if w.count() >= tiles {

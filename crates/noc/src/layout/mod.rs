@@ -5,11 +5,12 @@
 //!
 //! Cost = sum over streams of w_s x hops_s (XY paths) + sum over routers of
 //! max(0, streams through the router - 1) x mean(w), with w_s = items of stream s per steady state
-//! divided by the mean items per stream. Moves swap the tiles of two actors (or move an actor to a
+//! divided by the mean items per stream, plus `DEGREE_PENALTY` per stream beyond the number of
+//! links of a tile (so tiles with many streams are not put on the border). Moves swap the tiles of two actors (or move an actor to a
 //! free tile); geometric cooling; seeded (ChaCha8) and reproducible.
 use crate::balance::Partition;
 use crate::error::{NocError, Result};
-use crate::routing::Mesh;
+use crate::routing::{tentacle_failures, Mesh, StreamReq};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
@@ -49,14 +50,74 @@ pub fn cost(mesh: &Mesh, p: &Partition, tile_of: &[usize], scratch: &mut Vec<u32
         }
         scratch[b] += 1;
     }
-    c + scratch
+    let mut c = c + scratch
         .iter()
         .map(|&n| n.saturating_sub(1) as f64)
-        .sum::<f64>()
+        .sum::<f64>();
+    // A tile with fewer mesh links than streams leaving (entering) it can never route them on
+    // disjoint paths: penalize the excess heavily (corner tiles have 2 links, edge tiles 3).
+    scratch.iter_mut().for_each(|x| *x = 0);
+    let mut inn = vec![0u32; mesh.nodes()];
+    for s in &p.streams {
+        scratch[tile_of[s.src]] += 1;
+        inn[tile_of[s.dst]] += 1;
+    }
+    for t in 0..mesh.nodes() {
+        let links = (0..4).filter(|&d| mesh.neighbor(t, d).is_some()).count() as u32;
+        c += DEGREE_PENALTY
+            * (scratch[t].saturating_sub(links) + inn[t].saturating_sub(links)) as f64;
+    }
+    c
 }
+
+/// Cost of one stream more than a tile has links.
+pub const DEGREE_PENALTY: f64 = 20.0;
 
 /// Simulated annealing placement of the partition's actors on the mesh.
 pub fn anneal(mesh: &Mesh, p: &Partition, seed: u64, moves: usize) -> Result<Layout> {
+    anneal_with(mesh, p, seed, moves, 0.0)
+}
+
+/// Cost of one stream that tentacle routing cannot route (routing-aware re-layout).
+pub const ROUTE_PENALTY: f64 = 50.0;
+
+/// Re-layout for disjoint routing (the paper's "retrying the routing problem after modifying the
+/// layout"): the same annealing with `ROUTE_PENALTY` per stream that tentacle routing fails to
+/// route on the candidate layout.
+pub fn anneal_routable(mesh: &Mesh, p: &Partition, seed: u64, moves: usize) -> Result<Layout> {
+    anneal_with(mesh, p, seed, moves, ROUTE_PENALTY)
+}
+
+fn full_cost(
+    mesh: &Mesh,
+    p: &Partition,
+    tile_of: &[usize],
+    scratch: &mut Vec<u32>,
+    route_penalty: f64,
+) -> f64 {
+    let mut c = cost(mesh, p, tile_of, scratch);
+    if route_penalty > 0.0 {
+        let reqs: Vec<StreamReq> = p
+            .streams
+            .iter()
+            .map(|s| StreamReq {
+                src: tile_of[s.src],
+                dst: tile_of[s.dst],
+                weight: s.items,
+            })
+            .collect();
+        c += route_penalty * tentacle_failures(mesh, &reqs) as f64;
+    }
+    c
+}
+
+fn anneal_with(
+    mesh: &Mesh,
+    p: &Partition,
+    seed: u64,
+    moves: usize,
+    route_penalty: f64,
+) -> Result<Layout> {
     let na = p.actors.len();
     let nt = mesh.nodes();
     if na > nt {
@@ -73,7 +134,7 @@ pub fn anneal(mesh: &Mesh, p: &Partition, seed: u64, moves: usize) -> Result<Lay
         actor_at[t] = a;
     }
     let mut scratch = Vec::with_capacity(nt);
-    let mut cur = cost(mesh, p, &tile_of, &mut scratch);
+    let mut cur = full_cost(mesh, p, &tile_of, &mut scratch, route_penalty);
     let initial = cur;
     let mut best = (cur, tile_of.clone());
     if na < 2 {
@@ -99,7 +160,7 @@ pub fn anneal(mesh: &Mesh, p: &Partition, seed: u64, moves: usize) -> Result<Lay
         if b != usize::MAX {
             tile_of[b] = t1;
         }
-        let c = cost(mesh, p, &tile_of, &mut scratch);
+        let c = full_cost(mesh, p, &tile_of, &mut scratch, route_penalty);
         let accept = c <= cur || rng.gen::<f64>() < ((cur - c) / temp).exp();
         if accept {
             actor_at[t2] = a;

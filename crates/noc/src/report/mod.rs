@@ -25,7 +25,13 @@ pub fn link_table(mesh: &Mesh, loads: &[f64]) -> Vec<LinkLoad> {
             let m = mesh.neighbor(n, d).unwrap();
             let (x, y) = mesh.xy(n);
             let (mx, my) = mesh.xy(m);
-            LinkLoad { index, from: [x, y], to: [mx, my], dir: DIR_NAMES[d], streams: loads[l] }
+            LinkLoad {
+                index,
+                from: [x, y],
+                to: [mx, my],
+                dir: DIR_NAMES[d],
+                streams: loads[l],
+            }
         })
         .collect()
 }
@@ -37,7 +43,10 @@ pub fn router_heatmap(mesh: &Mesh, loads: &[f64]) -> Vec<Vec<f64>> {
             (0..mesh.cols)
                 .map(|x| {
                     let n = mesh.node(x, y);
-                    (0..4).filter(|&d| mesh.neighbor(n, d).is_some()).map(|d| loads[mesh.link(n, d)]).fold(0.0, f64::max)
+                    (0..4)
+                        .filter(|&d| mesh.neighbor(n, d).is_some())
+                        .map(|d| loads[mesh.link(n, d)])
+                        .fold(0.0, f64::max)
                 })
                 .collect()
         })
@@ -46,5 +55,8 @@ pub fn router_heatmap(mesh: &Mesh, loads: &[f64]) -> Vec<Vec<f64>> {
 
 /// Summary: (max streams on a link, links with more than one stream).
 pub fn contention(loads: &[f64]) -> (f64, usize) {
-    (loads.iter().copied().fold(0.0, f64::max), loads.iter().filter(|&&l| l > 1.0 + 1e-9).count())
+    (
+        loads.iter().copied().fold(0.0, f64::max),
+        loads.iter().filter(|&&l| l > 1.0 + 1e-9).count(),
+    )
 }

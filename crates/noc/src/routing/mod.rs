@@ -311,6 +311,17 @@ pub fn tentacle_order(streams: &[StreamReq]) -> Vec<usize> {
 /// reservations. A node already explored by this stream's search is not entered again, which
 /// keeps the search exhaustive (it fails only when no path of free links exists) and finite.
 pub fn tentacle(mesh: &Mesh, streams: &[StreamReq], order: &[usize]) -> TentacleResult {
+    tentacle_impl(mesh, streams, order, false).0
+}
+
+fn tentacle_impl(
+    mesh: &Mesh,
+    streams: &[StreamReq],
+    order: &[usize],
+    skip_failures: bool,
+) -> (TentacleResult, usize) {
+    let mut failures = 0;
+    let mut first_fail = None;
     let mut reserved = vec![false; mesh.link_count_slots()];
     let mut paths: Vec<Vec<u8>> = vec![Vec::new(); streams.len()];
     let mut traces = Vec::new();
@@ -384,21 +395,31 @@ pub fn tentacle(mesh: &Mesh, streams: &[StreamReq], order: &[usize]) -> Tentacle
             success: ok,
         });
         if !ok {
-            return TentacleResult {
-                paths: None,
-                failed_stream: Some(si),
-                order: order.to_vec(),
-                traces,
-            };
+            failures += 1;
+            first_fail.get_or_insert(si);
+            if !skip_failures {
+                break;
+            }
+            continue;
         }
         paths[si] = dirs_taken;
     }
-    TentacleResult {
-        paths: Some(paths),
-        failed_stream: None,
-        order: order.to_vec(),
-        traces,
-    }
+    (
+        TentacleResult {
+            paths: if failures == 0 { Some(paths) } else { None },
+            failed_stream: first_fail,
+            order: order.to_vec(),
+            traces,
+        },
+        failures,
+    )
+}
+
+/// Number of streams tentacle routing cannot route in its order when failed streams are skipped
+/// (a failed search has already released every link it tried); used as a routability term by
+/// `layout::anneal_routable`.
+pub fn tentacle_failures(mesh: &Mesh, streams: &[StreamReq]) -> usize {
+    tentacle_impl(mesh, streams, &tentacle_order(streams), true).1
 }
 
 /// Tentacle with retries over other stream orders (seeded shuffles). Returns the first success
