@@ -4,7 +4,7 @@ mod nat_common;
 use nat_common::*;
 use pktflow_elements::{Router, RouterOptions};
 use pktflow_traffic::{PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 fn tmpdir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("pktflow-io-{}-{name}", std::process::id()));
@@ -12,10 +12,10 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-fn run(g: pktflow_model::AppGraph, dir: &PathBuf, limit: u64) -> (Router, u64) {
+fn run(g: pktflow_model::AppGraph, dir: &Path, limit: u64) -> (Router, u64) {
     let opts = RouterOptions {
-        base_dir: dir.clone(),
-        out_dir: dir.clone(),
+        base_dir: dir.to_path_buf(),
+        out_dir: dir.to_path_buf(),
     };
     let mut r = Router::new(g, &opts).unwrap_or_else(|e| {
         panic!(
@@ -30,7 +30,7 @@ fn run(g: pktflow_model::AppGraph, dir: &PathBuf, limit: u64) -> (Router, u64) {
     (r, n)
 }
 
-fn read_all(p: &PathBuf) -> Vec<TracePacket> {
+fn read_all(p: &Path) -> Vec<TracePacket> {
     PcapReader::open(p).unwrap().map(|r| r.unwrap()).collect()
 }
 
@@ -111,7 +111,7 @@ fn frame(i: usize, len: usize) -> Vec<u8> {
     v
 }
 
-fn write_input(path: &PathBuf, n: usize) -> Vec<TracePacket> {
+fn write_input(path: &Path, n: usize) -> Vec<TracePacket> {
     let mut w = PcapWriter::create_with(
         path,
         PcapOptions {

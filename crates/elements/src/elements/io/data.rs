@@ -56,7 +56,7 @@ pub fn parse_data(s: &str) -> Result<Vec<u8>, String> {
                     }
                     i += 1;
                 }
-                if digits.len() % 2 != 0 {
+                if digits.len() & 1 == 1 {
                     return Err(format!(
                         "odd number of hex digits in '\\<...>' at character {}",
                         start + 1

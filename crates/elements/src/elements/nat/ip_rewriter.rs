@@ -317,18 +317,6 @@ impl IPRewriter {
             }
         }
     }
-
-    /// Live mappings as (original flow, rewritten flow) pairs.
-    #[cfg(test)]
-    pub fn mappings(&self) -> Vec<(FlowKey, FlowKey)> {
-        self.table
-            .live_slots()
-            .map(|s| {
-                let f = &self.table.flows[s as usize];
-                (f.fwd, f.rew)
-            })
-            .collect()
-    }
 }
 
 impl Element for IPRewriter {
