@@ -16,7 +16,8 @@
 //! Ports: one push input per INPUTSPEC, outputs 0..=the largest output named. Input packets
 //! need the IP header annotation. The IP checksum is updated incrementally (RFC 1624), and so
 //! is the TCP/UDP checksum of first fragments (its pseudo-header covers the addresses); a
-//! zero UDP checksum stays zero. DST_ANNO (default true) sets the destination address
+//! zero UDP checksum stays zero. The IP header quoted inside an ICMP error is not rewritten
+//! (Click does that in ICMPRewriter, which pktflow does not implement). DST_ANNO (default true) sets the destination address
 //! annotation.
 //! Keywords: TIMEOUT (default 5 min; each packet sets expiry to now + TIMEOUT), GUARANTEE
 //! (accepted, no effect), REAP_INTERVAL (default 15 min), MAPPING_CAPACITY, DST_ANNO. Expiry

@@ -604,10 +604,13 @@ impl Parser {
     /// After `tcp`/`udp`/`icmp`/... : a qualifier, or just the protocol test.
     fn after_proto(&mut self, p: u8) -> R<Expr> {
         let sd = match self.peek() {
+            // 'tcp src port 80', 'udp src or dst port 53' (not 'tcp src host X', which is
+            // 'tcp and src host X').
             Some("src") | Some("dst")
                 if self.peek_at(1) == Some("port")
-                    || self.peek_at(2) == Some("port")
-                    || self.peek_at(3) == Some("port") =>
+                    || (matches!(self.peek_at(1), Some("or" | "||" | "and" | "&&"))
+                        && matches!(self.peek_at(2), Some("src" | "dst"))
+                        && self.peek_at(3) == Some("port")) =>
             {
                 self.srcdst()
             }
@@ -1096,6 +1099,11 @@ mod tests {
             prim(Field::DstPort(None), Op::Eq, 80, 0xffff)
         );
         assert_eq!(p("tcp port 22"), p("tcp src or dst port ssh"));
+        assert_eq!(
+            p("tcp dst host 1.1.1.1 port 80"),
+            p("tcp and dst host 1.1.1.1 and port 80")
+        );
+        assert_eq!(p("udp src port 53"), p("src udp port 53"));
         assert_eq!(
             p("src port 80 or 81"),
             Expr::Or(vec![
