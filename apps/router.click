@@ -60,7 +60,7 @@ rt[1] -> DropBroadcasts
     -> fr0 :: IPFragmenter(1500)
     -> [0]arpq0;
 dt0[1] -> ICMPError(10.0.0.1, timeexceeded) -> rt;
-fr0[1] -> ICMPError(10.0.0.1, unreachable, needfrag) -> rt;
+fr0[1] -> ICMPError(10.0.0.1, unreachable, needfrag, MTU 1500) -> rt;
 gio0[1] -> ICMPError(10.0.0.1, parameterproblem) -> rt;
 cp0[1] -> ICMPError(10.0.0.1, redirect, host) -> rt;
 
@@ -82,6 +82,6 @@ rt[2] -> DropBroadcasts
     -> fr1 :: IPFragmenter(1500)
     -> [0]arpq1;
 dt1[1] -> ICMPError(192.168.1.1, timeexceeded) -> rt;
-fr1[1] -> ICMPError(192.168.1.1, unreachable, needfrag) -> rt;
+fr1[1] -> ICMPError(192.168.1.1, unreachable, needfrag, MTU 1500) -> rt;
 gio1[1] -> ICMPError(192.168.1.1, parameterproblem) -> rt;
 cp1[1] -> ICMPError(192.168.1.1, redirect, host) -> rt;

@@ -225,7 +225,7 @@ rt[1] -> DropBroadcasts
     -> fr0 :: IPFragmenter(1500)
     -> [0]arpq0;
 dt0[1] -> ICMPError(10.0.0.1, timeexceeded) -> rt;
-fr0[1] -> ICMPError(10.0.0.1, unreachable, needfrag) -> rt;
+fr0[1] -> ICMPError(10.0.0.1, unreachable, needfrag, MTU 1500) -> rt;
 gio0[1] -> ICMPError(10.0.0.1, parameterproblem) -> rt;
 cp0[1] -> ICMPError(10.0.0.1, redirect, host) -> rt;
 
@@ -247,7 +247,7 @@ rt[2] -> DropBroadcasts
     -> fr1 :: IPFragmenter(1500)
     -> [0]arpq1;
 dt1[1] -> ICMPError(192.168.1.1, timeexceeded) -> rt;
-fr1[1] -> ICMPError(192.168.1.1, unreachable, needfrag) -> rt;
+fr1[1] -> ICMPError(192.168.1.1, unreachable, needfrag, MTU 1500) -> rt;
 gio1[1] -> ICMPError(192.168.1.1, parameterproblem) -> rt;
 cp1[1] -> ICMPError(192.168.1.1, redirect, host) -> rt;
 
@@ -269,7 +269,7 @@ rt[3] -> DropBroadcasts
     -> fr2 :: IPFragmenter(1500)
     -> [0]arpq2;
 dt2[1] -> ICMPError(192.168.2.1, timeexceeded) -> rt;
-fr2[1] -> ICMPError(192.168.2.1, unreachable, needfrag) -> rt;
+fr2[1] -> ICMPError(192.168.2.1, unreachable, needfrag, MTU 1500) -> rt;
 gio2[1] -> ICMPError(192.168.2.1, parameterproblem) -> rt;
 cp2[1] -> ICMPError(192.168.2.1, redirect, host) -> rt;
 
@@ -291,7 +291,7 @@ rt[4] -> DropBroadcasts
     -> fr3 :: IPFragmenter(1500)
     -> [0]arpq3;
 dt3[1] -> ICMPError(192.168.3.1, timeexceeded) -> rt;
-fr3[1] -> ICMPError(192.168.3.1, unreachable, needfrag) -> rt;
+fr3[1] -> ICMPError(192.168.3.1, unreachable, needfrag, MTU 1500) -> rt;
 gio3[1] -> ICMPError(192.168.3.1, parameterproblem) -> rt;
 cp3[1] -> ICMPError(192.168.3.1, redirect, host) -> rt;
 
@@ -313,7 +313,7 @@ rt[5] -> DropBroadcasts
     -> fr4 :: IPFragmenter(1500)
     -> [0]arpq4;
 dt4[1] -> ICMPError(192.168.4.1, timeexceeded) -> rt;
-fr4[1] -> ICMPError(192.168.4.1, unreachable, needfrag) -> rt;
+fr4[1] -> ICMPError(192.168.4.1, unreachable, needfrag, MTU 1500) -> rt;
 gio4[1] -> ICMPError(192.168.4.1, parameterproblem) -> rt;
 cp4[1] -> ICMPError(192.168.4.1, redirect, host) -> rt;
 
@@ -335,7 +335,7 @@ rt[6] -> DropBroadcasts
     -> fr5 :: IPFragmenter(1500)
     -> [0]arpq5;
 dt5[1] -> ICMPError(192.168.5.1, timeexceeded) -> rt;
-fr5[1] -> ICMPError(192.168.5.1, unreachable, needfrag) -> rt;
+fr5[1] -> ICMPError(192.168.5.1, unreachable, needfrag, MTU 1500) -> rt;
 gio5[1] -> ICMPError(192.168.5.1, parameterproblem) -> rt;
 cp5[1] -> ICMPError(192.168.5.1, redirect, host) -> rt;
 
@@ -357,7 +357,7 @@ rt[7] -> DropBroadcasts
     -> fr6 :: IPFragmenter(1500)
     -> [0]arpq6;
 dt6[1] -> ICMPError(192.168.6.1, timeexceeded) -> rt;
-fr6[1] -> ICMPError(192.168.6.1, unreachable, needfrag) -> rt;
+fr6[1] -> ICMPError(192.168.6.1, unreachable, needfrag, MTU 1500) -> rt;
 gio6[1] -> ICMPError(192.168.6.1, parameterproblem) -> rt;
 cp6[1] -> ICMPError(192.168.6.1, redirect, host) -> rt;
 
@@ -379,7 +379,7 @@ rt[8] -> DropBroadcasts
     -> fr7 :: IPFragmenter(1500)
     -> [0]arpq7;
 dt7[1] -> ICMPError(192.168.7.1, timeexceeded) -> rt;
-fr7[1] -> ICMPError(192.168.7.1, unreachable, needfrag) -> rt;
+fr7[1] -> ICMPError(192.168.7.1, unreachable, needfrag, MTU 1500) -> rt;
 gio7[1] -> ICMPError(192.168.7.1, parameterproblem) -> rt;
 cp7[1] -> ICMPError(192.168.7.1, redirect, host) -> rt;
 
@@ -401,7 +401,7 @@ rt[9] -> DropBroadcasts
     -> fr8 :: IPFragmenter(1500)
     -> [0]arpq8;
 dt8[1] -> ICMPError(192.168.8.1, timeexceeded) -> rt;
-fr8[1] -> ICMPError(192.168.8.1, unreachable, needfrag) -> rt;
+fr8[1] -> ICMPError(192.168.8.1, unreachable, needfrag, MTU 1500) -> rt;
 gio8[1] -> ICMPError(192.168.8.1, parameterproblem) -> rt;
 cp8[1] -> ICMPError(192.168.8.1, redirect, host) -> rt;
 
@@ -423,7 +423,7 @@ rt[10] -> DropBroadcasts
     -> fr9 :: IPFragmenter(1500)
     -> [0]arpq9;
 dt9[1] -> ICMPError(192.168.9.1, timeexceeded) -> rt;
-fr9[1] -> ICMPError(192.168.9.1, unreachable, needfrag) -> rt;
+fr9[1] -> ICMPError(192.168.9.1, unreachable, needfrag, MTU 1500) -> rt;
 gio9[1] -> ICMPError(192.168.9.1, parameterproblem) -> rt;
 cp9[1] -> ICMPError(192.168.9.1, redirect, host) -> rt;
 
@@ -445,7 +445,7 @@ rt[11] -> DropBroadcasts
     -> fr10 :: IPFragmenter(1500)
     -> [0]arpq10;
 dt10[1] -> ICMPError(192.168.10.1, timeexceeded) -> rt;
-fr10[1] -> ICMPError(192.168.10.1, unreachable, needfrag) -> rt;
+fr10[1] -> ICMPError(192.168.10.1, unreachable, needfrag, MTU 1500) -> rt;
 gio10[1] -> ICMPError(192.168.10.1, parameterproblem) -> rt;
 cp10[1] -> ICMPError(192.168.10.1, redirect, host) -> rt;
 
@@ -467,7 +467,7 @@ rt[12] -> DropBroadcasts
     -> fr11 :: IPFragmenter(1500)
     -> [0]arpq11;
 dt11[1] -> ICMPError(192.168.11.1, timeexceeded) -> rt;
-fr11[1] -> ICMPError(192.168.11.1, unreachable, needfrag) -> rt;
+fr11[1] -> ICMPError(192.168.11.1, unreachable, needfrag, MTU 1500) -> rt;
 gio11[1] -> ICMPError(192.168.11.1, parameterproblem) -> rt;
 cp11[1] -> ICMPError(192.168.11.1, redirect, host) -> rt;
 
@@ -489,7 +489,7 @@ rt[13] -> DropBroadcasts
     -> fr12 :: IPFragmenter(1500)
     -> [0]arpq12;
 dt12[1] -> ICMPError(192.168.12.1, timeexceeded) -> rt;
-fr12[1] -> ICMPError(192.168.12.1, unreachable, needfrag) -> rt;
+fr12[1] -> ICMPError(192.168.12.1, unreachable, needfrag, MTU 1500) -> rt;
 gio12[1] -> ICMPError(192.168.12.1, parameterproblem) -> rt;
 cp12[1] -> ICMPError(192.168.12.1, redirect, host) -> rt;
 
@@ -511,7 +511,7 @@ rt[14] -> DropBroadcasts
     -> fr13 :: IPFragmenter(1500)
     -> [0]arpq13;
 dt13[1] -> ICMPError(192.168.13.1, timeexceeded) -> rt;
-fr13[1] -> ICMPError(192.168.13.1, unreachable, needfrag) -> rt;
+fr13[1] -> ICMPError(192.168.13.1, unreachable, needfrag, MTU 1500) -> rt;
 gio13[1] -> ICMPError(192.168.13.1, parameterproblem) -> rt;
 cp13[1] -> ICMPError(192.168.13.1, redirect, host) -> rt;
 
@@ -533,7 +533,7 @@ rt[15] -> DropBroadcasts
     -> fr14 :: IPFragmenter(1500)
     -> [0]arpq14;
 dt14[1] -> ICMPError(192.168.14.1, timeexceeded) -> rt;
-fr14[1] -> ICMPError(192.168.14.1, unreachable, needfrag) -> rt;
+fr14[1] -> ICMPError(192.168.14.1, unreachable, needfrag, MTU 1500) -> rt;
 gio14[1] -> ICMPError(192.168.14.1, parameterproblem) -> rt;
 cp14[1] -> ICMPError(192.168.14.1, redirect, host) -> rt;
 
@@ -555,7 +555,7 @@ rt[16] -> DropBroadcasts
     -> fr15 :: IPFragmenter(1500)
     -> [0]arpq15;
 dt15[1] -> ICMPError(192.168.15.1, timeexceeded) -> rt;
-fr15[1] -> ICMPError(192.168.15.1, unreachable, needfrag) -> rt;
+fr15[1] -> ICMPError(192.168.15.1, unreachable, needfrag, MTU 1500) -> rt;
 gio15[1] -> ICMPError(192.168.15.1, parameterproblem) -> rt;
 cp15[1] -> ICMPError(192.168.15.1, redirect, host) -> rt;
 
@@ -577,7 +577,7 @@ rt[17] -> DropBroadcasts
     -> fr16 :: IPFragmenter(1500)
     -> [0]arpq16;
 dt16[1] -> ICMPError(192.168.16.1, timeexceeded) -> rt;
-fr16[1] -> ICMPError(192.168.16.1, unreachable, needfrag) -> rt;
+fr16[1] -> ICMPError(192.168.16.1, unreachable, needfrag, MTU 1500) -> rt;
 gio16[1] -> ICMPError(192.168.16.1, parameterproblem) -> rt;
 cp16[1] -> ICMPError(192.168.16.1, redirect, host) -> rt;
 
@@ -599,7 +599,7 @@ rt[18] -> DropBroadcasts
     -> fr17 :: IPFragmenter(1500)
     -> [0]arpq17;
 dt17[1] -> ICMPError(192.168.17.1, timeexceeded) -> rt;
-fr17[1] -> ICMPError(192.168.17.1, unreachable, needfrag) -> rt;
+fr17[1] -> ICMPError(192.168.17.1, unreachable, needfrag, MTU 1500) -> rt;
 gio17[1] -> ICMPError(192.168.17.1, parameterproblem) -> rt;
 cp17[1] -> ICMPError(192.168.17.1, redirect, host) -> rt;
 
@@ -621,7 +621,7 @@ rt[19] -> DropBroadcasts
     -> fr18 :: IPFragmenter(1500)
     -> [0]arpq18;
 dt18[1] -> ICMPError(192.168.18.1, timeexceeded) -> rt;
-fr18[1] -> ICMPError(192.168.18.1, unreachable, needfrag) -> rt;
+fr18[1] -> ICMPError(192.168.18.1, unreachable, needfrag, MTU 1500) -> rt;
 gio18[1] -> ICMPError(192.168.18.1, parameterproblem) -> rt;
 cp18[1] -> ICMPError(192.168.18.1, redirect, host) -> rt;
 
@@ -643,7 +643,7 @@ rt[20] -> DropBroadcasts
     -> fr19 :: IPFragmenter(1500)
     -> [0]arpq19;
 dt19[1] -> ICMPError(192.168.19.1, timeexceeded) -> rt;
-fr19[1] -> ICMPError(192.168.19.1, unreachable, needfrag) -> rt;
+fr19[1] -> ICMPError(192.168.19.1, unreachable, needfrag, MTU 1500) -> rt;
 gio19[1] -> ICMPError(192.168.19.1, parameterproblem) -> rt;
 cp19[1] -> ICMPError(192.168.19.1, redirect, host) -> rt;
 
@@ -665,7 +665,7 @@ rt[21] -> DropBroadcasts
     -> fr20 :: IPFragmenter(1500)
     -> [0]arpq20;
 dt20[1] -> ICMPError(192.168.20.1, timeexceeded) -> rt;
-fr20[1] -> ICMPError(192.168.20.1, unreachable, needfrag) -> rt;
+fr20[1] -> ICMPError(192.168.20.1, unreachable, needfrag, MTU 1500) -> rt;
 gio20[1] -> ICMPError(192.168.20.1, parameterproblem) -> rt;
 cp20[1] -> ICMPError(192.168.20.1, redirect, host) -> rt;
 
@@ -687,7 +687,7 @@ rt[22] -> DropBroadcasts
     -> fr21 :: IPFragmenter(1500)
     -> [0]arpq21;
 dt21[1] -> ICMPError(192.168.21.1, timeexceeded) -> rt;
-fr21[1] -> ICMPError(192.168.21.1, unreachable, needfrag) -> rt;
+fr21[1] -> ICMPError(192.168.21.1, unreachable, needfrag, MTU 1500) -> rt;
 gio21[1] -> ICMPError(192.168.21.1, parameterproblem) -> rt;
 cp21[1] -> ICMPError(192.168.21.1, redirect, host) -> rt;
 
@@ -709,7 +709,7 @@ rt[23] -> DropBroadcasts
     -> fr22 :: IPFragmenter(1500)
     -> [0]arpq22;
 dt22[1] -> ICMPError(192.168.22.1, timeexceeded) -> rt;
-fr22[1] -> ICMPError(192.168.22.1, unreachable, needfrag) -> rt;
+fr22[1] -> ICMPError(192.168.22.1, unreachable, needfrag, MTU 1500) -> rt;
 gio22[1] -> ICMPError(192.168.22.1, parameterproblem) -> rt;
 cp22[1] -> ICMPError(192.168.22.1, redirect, host) -> rt;
 
@@ -731,7 +731,7 @@ rt[24] -> DropBroadcasts
     -> fr23 :: IPFragmenter(1500)
     -> [0]arpq23;
 dt23[1] -> ICMPError(192.168.23.1, timeexceeded) -> rt;
-fr23[1] -> ICMPError(192.168.23.1, unreachable, needfrag) -> rt;
+fr23[1] -> ICMPError(192.168.23.1, unreachable, needfrag, MTU 1500) -> rt;
 gio23[1] -> ICMPError(192.168.23.1, parameterproblem) -> rt;
 cp23[1] -> ICMPError(192.168.23.1, redirect, host) -> rt;
 
@@ -753,7 +753,7 @@ rt[25] -> DropBroadcasts
     -> fr24 :: IPFragmenter(1500)
     -> [0]arpq24;
 dt24[1] -> ICMPError(192.168.24.1, timeexceeded) -> rt;
-fr24[1] -> ICMPError(192.168.24.1, unreachable, needfrag) -> rt;
+fr24[1] -> ICMPError(192.168.24.1, unreachable, needfrag, MTU 1500) -> rt;
 gio24[1] -> ICMPError(192.168.24.1, parameterproblem) -> rt;
 cp24[1] -> ICMPError(192.168.24.1, redirect, host) -> rt;
 
@@ -775,7 +775,7 @@ rt[26] -> DropBroadcasts
     -> fr25 :: IPFragmenter(1500)
     -> [0]arpq25;
 dt25[1] -> ICMPError(192.168.25.1, timeexceeded) -> rt;
-fr25[1] -> ICMPError(192.168.25.1, unreachable, needfrag) -> rt;
+fr25[1] -> ICMPError(192.168.25.1, unreachable, needfrag, MTU 1500) -> rt;
 gio25[1] -> ICMPError(192.168.25.1, parameterproblem) -> rt;
 cp25[1] -> ICMPError(192.168.25.1, redirect, host) -> rt;
 
@@ -797,7 +797,7 @@ rt[27] -> DropBroadcasts
     -> fr26 :: IPFragmenter(1500)
     -> [0]arpq26;
 dt26[1] -> ICMPError(192.168.26.1, timeexceeded) -> rt;
-fr26[1] -> ICMPError(192.168.26.1, unreachable, needfrag) -> rt;
+fr26[1] -> ICMPError(192.168.26.1, unreachable, needfrag, MTU 1500) -> rt;
 gio26[1] -> ICMPError(192.168.26.1, parameterproblem) -> rt;
 cp26[1] -> ICMPError(192.168.26.1, redirect, host) -> rt;
 
@@ -819,7 +819,7 @@ rt[28] -> DropBroadcasts
     -> fr27 :: IPFragmenter(1500)
     -> [0]arpq27;
 dt27[1] -> ICMPError(192.168.27.1, timeexceeded) -> rt;
-fr27[1] -> ICMPError(192.168.27.1, unreachable, needfrag) -> rt;
+fr27[1] -> ICMPError(192.168.27.1, unreachable, needfrag, MTU 1500) -> rt;
 gio27[1] -> ICMPError(192.168.27.1, parameterproblem) -> rt;
 cp27[1] -> ICMPError(192.168.27.1, redirect, host) -> rt;
 
@@ -841,7 +841,7 @@ rt[29] -> DropBroadcasts
     -> fr28 :: IPFragmenter(1500)
     -> [0]arpq28;
 dt28[1] -> ICMPError(192.168.28.1, timeexceeded) -> rt;
-fr28[1] -> ICMPError(192.168.28.1, unreachable, needfrag) -> rt;
+fr28[1] -> ICMPError(192.168.28.1, unreachable, needfrag, MTU 1500) -> rt;
 gio28[1] -> ICMPError(192.168.28.1, parameterproblem) -> rt;
 cp28[1] -> ICMPError(192.168.28.1, redirect, host) -> rt;
 
@@ -863,7 +863,7 @@ rt[30] -> DropBroadcasts
     -> fr29 :: IPFragmenter(1500)
     -> [0]arpq29;
 dt29[1] -> ICMPError(192.168.29.1, timeexceeded) -> rt;
-fr29[1] -> ICMPError(192.168.29.1, unreachable, needfrag) -> rt;
+fr29[1] -> ICMPError(192.168.29.1, unreachable, needfrag, MTU 1500) -> rt;
 gio29[1] -> ICMPError(192.168.29.1, parameterproblem) -> rt;
 cp29[1] -> ICMPError(192.168.29.1, redirect, host) -> rt;
 
@@ -885,7 +885,7 @@ rt[31] -> DropBroadcasts
     -> fr30 :: IPFragmenter(1500)
     -> [0]arpq30;
 dt30[1] -> ICMPError(192.168.30.1, timeexceeded) -> rt;
-fr30[1] -> ICMPError(192.168.30.1, unreachable, needfrag) -> rt;
+fr30[1] -> ICMPError(192.168.30.1, unreachable, needfrag, MTU 1500) -> rt;
 gio30[1] -> ICMPError(192.168.30.1, parameterproblem) -> rt;
 cp30[1] -> ICMPError(192.168.30.1, redirect, host) -> rt;
 
@@ -907,7 +907,7 @@ rt[32] -> DropBroadcasts
     -> fr31 :: IPFragmenter(1500)
     -> [0]arpq31;
 dt31[1] -> ICMPError(192.168.31.1, timeexceeded) -> rt;
-fr31[1] -> ICMPError(192.168.31.1, unreachable, needfrag) -> rt;
+fr31[1] -> ICMPError(192.168.31.1, unreachable, needfrag, MTU 1500) -> rt;
 gio31[1] -> ICMPError(192.168.31.1, parameterproblem) -> rt;
 cp31[1] -> ICMPError(192.168.31.1, redirect, host) -> rt;
 
@@ -929,7 +929,7 @@ rt[33] -> DropBroadcasts
     -> fr32 :: IPFragmenter(1500)
     -> [0]arpq32;
 dt32[1] -> ICMPError(192.168.32.1, timeexceeded) -> rt;
-fr32[1] -> ICMPError(192.168.32.1, unreachable, needfrag) -> rt;
+fr32[1] -> ICMPError(192.168.32.1, unreachable, needfrag, MTU 1500) -> rt;
 gio32[1] -> ICMPError(192.168.32.1, parameterproblem) -> rt;
 cp32[1] -> ICMPError(192.168.32.1, redirect, host) -> rt;
 
@@ -951,7 +951,7 @@ rt[34] -> DropBroadcasts
     -> fr33 :: IPFragmenter(1500)
     -> [0]arpq33;
 dt33[1] -> ICMPError(192.168.33.1, timeexceeded) -> rt;
-fr33[1] -> ICMPError(192.168.33.1, unreachable, needfrag) -> rt;
+fr33[1] -> ICMPError(192.168.33.1, unreachable, needfrag, MTU 1500) -> rt;
 gio33[1] -> ICMPError(192.168.33.1, parameterproblem) -> rt;
 cp33[1] -> ICMPError(192.168.33.1, redirect, host) -> rt;
 
@@ -973,7 +973,7 @@ rt[35] -> DropBroadcasts
     -> fr34 :: IPFragmenter(1500)
     -> [0]arpq34;
 dt34[1] -> ICMPError(192.168.34.1, timeexceeded) -> rt;
-fr34[1] -> ICMPError(192.168.34.1, unreachable, needfrag) -> rt;
+fr34[1] -> ICMPError(192.168.34.1, unreachable, needfrag, MTU 1500) -> rt;
 gio34[1] -> ICMPError(192.168.34.1, parameterproblem) -> rt;
 cp34[1] -> ICMPError(192.168.34.1, redirect, host) -> rt;
 
@@ -995,7 +995,7 @@ rt[36] -> DropBroadcasts
     -> fr35 :: IPFragmenter(1500)
     -> [0]arpq35;
 dt35[1] -> ICMPError(192.168.35.1, timeexceeded) -> rt;
-fr35[1] -> ICMPError(192.168.35.1, unreachable, needfrag) -> rt;
+fr35[1] -> ICMPError(192.168.35.1, unreachable, needfrag, MTU 1500) -> rt;
 gio35[1] -> ICMPError(192.168.35.1, parameterproblem) -> rt;
 cp35[1] -> ICMPError(192.168.35.1, redirect, host) -> rt;
 
@@ -1017,7 +1017,7 @@ rt[37] -> DropBroadcasts
     -> fr36 :: IPFragmenter(1500)
     -> [0]arpq36;
 dt36[1] -> ICMPError(192.168.36.1, timeexceeded) -> rt;
-fr36[1] -> ICMPError(192.168.36.1, unreachable, needfrag) -> rt;
+fr36[1] -> ICMPError(192.168.36.1, unreachable, needfrag, MTU 1500) -> rt;
 gio36[1] -> ICMPError(192.168.36.1, parameterproblem) -> rt;
 cp36[1] -> ICMPError(192.168.36.1, redirect, host) -> rt;
 
@@ -1039,7 +1039,7 @@ rt[38] -> DropBroadcasts
     -> fr37 :: IPFragmenter(1500)
     -> [0]arpq37;
 dt37[1] -> ICMPError(192.168.37.1, timeexceeded) -> rt;
-fr37[1] -> ICMPError(192.168.37.1, unreachable, needfrag) -> rt;
+fr37[1] -> ICMPError(192.168.37.1, unreachable, needfrag, MTU 1500) -> rt;
 gio37[1] -> ICMPError(192.168.37.1, parameterproblem) -> rt;
 cp37[1] -> ICMPError(192.168.37.1, redirect, host) -> rt;
 
@@ -1061,7 +1061,7 @@ rt[39] -> DropBroadcasts
     -> fr38 :: IPFragmenter(1500)
     -> [0]arpq38;
 dt38[1] -> ICMPError(192.168.38.1, timeexceeded) -> rt;
-fr38[1] -> ICMPError(192.168.38.1, unreachable, needfrag) -> rt;
+fr38[1] -> ICMPError(192.168.38.1, unreachable, needfrag, MTU 1500) -> rt;
 gio38[1] -> ICMPError(192.168.38.1, parameterproblem) -> rt;
 cp38[1] -> ICMPError(192.168.38.1, redirect, host) -> rt;
 
@@ -1083,7 +1083,7 @@ rt[40] -> DropBroadcasts
     -> fr39 :: IPFragmenter(1500)
     -> [0]arpq39;
 dt39[1] -> ICMPError(192.168.39.1, timeexceeded) -> rt;
-fr39[1] -> ICMPError(192.168.39.1, unreachable, needfrag) -> rt;
+fr39[1] -> ICMPError(192.168.39.1, unreachable, needfrag, MTU 1500) -> rt;
 gio39[1] -> ICMPError(192.168.39.1, parameterproblem) -> rt;
 cp39[1] -> ICMPError(192.168.39.1, redirect, host) -> rt;
 
@@ -1105,7 +1105,7 @@ rt[41] -> DropBroadcasts
     -> fr40 :: IPFragmenter(1500)
     -> [0]arpq40;
 dt40[1] -> ICMPError(192.168.40.1, timeexceeded) -> rt;
-fr40[1] -> ICMPError(192.168.40.1, unreachable, needfrag) -> rt;
+fr40[1] -> ICMPError(192.168.40.1, unreachable, needfrag, MTU 1500) -> rt;
 gio40[1] -> ICMPError(192.168.40.1, parameterproblem) -> rt;
 cp40[1] -> ICMPError(192.168.40.1, redirect, host) -> rt;
 
@@ -1127,7 +1127,7 @@ rt[42] -> DropBroadcasts
     -> fr41 :: IPFragmenter(1500)
     -> [0]arpq41;
 dt41[1] -> ICMPError(192.168.41.1, timeexceeded) -> rt;
-fr41[1] -> ICMPError(192.168.41.1, unreachable, needfrag) -> rt;
+fr41[1] -> ICMPError(192.168.41.1, unreachable, needfrag, MTU 1500) -> rt;
 gio41[1] -> ICMPError(192.168.41.1, parameterproblem) -> rt;
 cp41[1] -> ICMPError(192.168.41.1, redirect, host) -> rt;
 
@@ -1149,7 +1149,7 @@ rt[43] -> DropBroadcasts
     -> fr42 :: IPFragmenter(1500)
     -> [0]arpq42;
 dt42[1] -> ICMPError(192.168.42.1, timeexceeded) -> rt;
-fr42[1] -> ICMPError(192.168.42.1, unreachable, needfrag) -> rt;
+fr42[1] -> ICMPError(192.168.42.1, unreachable, needfrag, MTU 1500) -> rt;
 gio42[1] -> ICMPError(192.168.42.1, parameterproblem) -> rt;
 cp42[1] -> ICMPError(192.168.42.1, redirect, host) -> rt;
 
@@ -1171,7 +1171,7 @@ rt[44] -> DropBroadcasts
     -> fr43 :: IPFragmenter(1500)
     -> [0]arpq43;
 dt43[1] -> ICMPError(192.168.43.1, timeexceeded) -> rt;
-fr43[1] -> ICMPError(192.168.43.1, unreachable, needfrag) -> rt;
+fr43[1] -> ICMPError(192.168.43.1, unreachable, needfrag, MTU 1500) -> rt;
 gio43[1] -> ICMPError(192.168.43.1, parameterproblem) -> rt;
 cp43[1] -> ICMPError(192.168.43.1, redirect, host) -> rt;
 
@@ -1193,7 +1193,7 @@ rt[45] -> DropBroadcasts
     -> fr44 :: IPFragmenter(1500)
     -> [0]arpq44;
 dt44[1] -> ICMPError(192.168.44.1, timeexceeded) -> rt;
-fr44[1] -> ICMPError(192.168.44.1, unreachable, needfrag) -> rt;
+fr44[1] -> ICMPError(192.168.44.1, unreachable, needfrag, MTU 1500) -> rt;
 gio44[1] -> ICMPError(192.168.44.1, parameterproblem) -> rt;
 cp44[1] -> ICMPError(192.168.44.1, redirect, host) -> rt;
 
@@ -1215,7 +1215,7 @@ rt[46] -> DropBroadcasts
     -> fr45 :: IPFragmenter(1500)
     -> [0]arpq45;
 dt45[1] -> ICMPError(192.168.45.1, timeexceeded) -> rt;
-fr45[1] -> ICMPError(192.168.45.1, unreachable, needfrag) -> rt;
+fr45[1] -> ICMPError(192.168.45.1, unreachable, needfrag, MTU 1500) -> rt;
 gio45[1] -> ICMPError(192.168.45.1, parameterproblem) -> rt;
 cp45[1] -> ICMPError(192.168.45.1, redirect, host) -> rt;
 
@@ -1237,7 +1237,7 @@ rt[47] -> DropBroadcasts
     -> fr46 :: IPFragmenter(1500)
     -> [0]arpq46;
 dt46[1] -> ICMPError(192.168.46.1, timeexceeded) -> rt;
-fr46[1] -> ICMPError(192.168.46.1, unreachable, needfrag) -> rt;
+fr46[1] -> ICMPError(192.168.46.1, unreachable, needfrag, MTU 1500) -> rt;
 gio46[1] -> ICMPError(192.168.46.1, parameterproblem) -> rt;
 cp46[1] -> ICMPError(192.168.46.1, redirect, host) -> rt;
 
@@ -1259,7 +1259,7 @@ rt[48] -> DropBroadcasts
     -> fr47 :: IPFragmenter(1500)
     -> [0]arpq47;
 dt47[1] -> ICMPError(192.168.47.1, timeexceeded) -> rt;
-fr47[1] -> ICMPError(192.168.47.1, unreachable, needfrag) -> rt;
+fr47[1] -> ICMPError(192.168.47.1, unreachable, needfrag, MTU 1500) -> rt;
 gio47[1] -> ICMPError(192.168.47.1, parameterproblem) -> rt;
 cp47[1] -> ICMPError(192.168.47.1, redirect, host) -> rt;
 
@@ -1281,7 +1281,7 @@ rt[49] -> DropBroadcasts
     -> fr48 :: IPFragmenter(1500)
     -> [0]arpq48;
 dt48[1] -> ICMPError(192.168.48.1, timeexceeded) -> rt;
-fr48[1] -> ICMPError(192.168.48.1, unreachable, needfrag) -> rt;
+fr48[1] -> ICMPError(192.168.48.1, unreachable, needfrag, MTU 1500) -> rt;
 gio48[1] -> ICMPError(192.168.48.1, parameterproblem) -> rt;
 cp48[1] -> ICMPError(192.168.48.1, redirect, host) -> rt;
 
@@ -1303,7 +1303,7 @@ rt[50] -> DropBroadcasts
     -> fr49 :: IPFragmenter(1500)
     -> [0]arpq49;
 dt49[1] -> ICMPError(192.168.49.1, timeexceeded) -> rt;
-fr49[1] -> ICMPError(192.168.49.1, unreachable, needfrag) -> rt;
+fr49[1] -> ICMPError(192.168.49.1, unreachable, needfrag, MTU 1500) -> rt;
 gio49[1] -> ICMPError(192.168.49.1, parameterproblem) -> rt;
 cp49[1] -> ICMPError(192.168.49.1, redirect, host) -> rt;
 
@@ -1325,7 +1325,7 @@ rt[51] -> DropBroadcasts
     -> fr50 :: IPFragmenter(1500)
     -> [0]arpq50;
 dt50[1] -> ICMPError(192.168.50.1, timeexceeded) -> rt;
-fr50[1] -> ICMPError(192.168.50.1, unreachable, needfrag) -> rt;
+fr50[1] -> ICMPError(192.168.50.1, unreachable, needfrag, MTU 1500) -> rt;
 gio50[1] -> ICMPError(192.168.50.1, parameterproblem) -> rt;
 cp50[1] -> ICMPError(192.168.50.1, redirect, host) -> rt;
 
@@ -1347,7 +1347,7 @@ rt[52] -> DropBroadcasts
     -> fr51 :: IPFragmenter(1500)
     -> [0]arpq51;
 dt51[1] -> ICMPError(192.168.51.1, timeexceeded) -> rt;
-fr51[1] -> ICMPError(192.168.51.1, unreachable, needfrag) -> rt;
+fr51[1] -> ICMPError(192.168.51.1, unreachable, needfrag, MTU 1500) -> rt;
 gio51[1] -> ICMPError(192.168.51.1, parameterproblem) -> rt;
 cp51[1] -> ICMPError(192.168.51.1, redirect, host) -> rt;
 
@@ -1369,7 +1369,7 @@ rt[53] -> DropBroadcasts
     -> fr52 :: IPFragmenter(1500)
     -> [0]arpq52;
 dt52[1] -> ICMPError(192.168.52.1, timeexceeded) -> rt;
-fr52[1] -> ICMPError(192.168.52.1, unreachable, needfrag) -> rt;
+fr52[1] -> ICMPError(192.168.52.1, unreachable, needfrag, MTU 1500) -> rt;
 gio52[1] -> ICMPError(192.168.52.1, parameterproblem) -> rt;
 cp52[1] -> ICMPError(192.168.52.1, redirect, host) -> rt;
 
@@ -1391,7 +1391,7 @@ rt[54] -> DropBroadcasts
     -> fr53 :: IPFragmenter(1500)
     -> [0]arpq53;
 dt53[1] -> ICMPError(192.168.53.1, timeexceeded) -> rt;
-fr53[1] -> ICMPError(192.168.53.1, unreachable, needfrag) -> rt;
+fr53[1] -> ICMPError(192.168.53.1, unreachable, needfrag, MTU 1500) -> rt;
 gio53[1] -> ICMPError(192.168.53.1, parameterproblem) -> rt;
 cp53[1] -> ICMPError(192.168.53.1, redirect, host) -> rt;
 
@@ -1413,7 +1413,7 @@ rt[55] -> DropBroadcasts
     -> fr54 :: IPFragmenter(1500)
     -> [0]arpq54;
 dt54[1] -> ICMPError(192.168.54.1, timeexceeded) -> rt;
-fr54[1] -> ICMPError(192.168.54.1, unreachable, needfrag) -> rt;
+fr54[1] -> ICMPError(192.168.54.1, unreachable, needfrag, MTU 1500) -> rt;
 gio54[1] -> ICMPError(192.168.54.1, parameterproblem) -> rt;
 cp54[1] -> ICMPError(192.168.54.1, redirect, host) -> rt;
 
@@ -1435,7 +1435,7 @@ rt[56] -> DropBroadcasts
     -> fr55 :: IPFragmenter(1500)
     -> [0]arpq55;
 dt55[1] -> ICMPError(192.168.55.1, timeexceeded) -> rt;
-fr55[1] -> ICMPError(192.168.55.1, unreachable, needfrag) -> rt;
+fr55[1] -> ICMPError(192.168.55.1, unreachable, needfrag, MTU 1500) -> rt;
 gio55[1] -> ICMPError(192.168.55.1, parameterproblem) -> rt;
 cp55[1] -> ICMPError(192.168.55.1, redirect, host) -> rt;
 
@@ -1457,7 +1457,7 @@ rt[57] -> DropBroadcasts
     -> fr56 :: IPFragmenter(1500)
     -> [0]arpq56;
 dt56[1] -> ICMPError(192.168.56.1, timeexceeded) -> rt;
-fr56[1] -> ICMPError(192.168.56.1, unreachable, needfrag) -> rt;
+fr56[1] -> ICMPError(192.168.56.1, unreachable, needfrag, MTU 1500) -> rt;
 gio56[1] -> ICMPError(192.168.56.1, parameterproblem) -> rt;
 cp56[1] -> ICMPError(192.168.56.1, redirect, host) -> rt;
 
@@ -1479,7 +1479,7 @@ rt[58] -> DropBroadcasts
     -> fr57 :: IPFragmenter(1500)
     -> [0]arpq57;
 dt57[1] -> ICMPError(192.168.57.1, timeexceeded) -> rt;
-fr57[1] -> ICMPError(192.168.57.1, unreachable, needfrag) -> rt;
+fr57[1] -> ICMPError(192.168.57.1, unreachable, needfrag, MTU 1500) -> rt;
 gio57[1] -> ICMPError(192.168.57.1, parameterproblem) -> rt;
 cp57[1] -> ICMPError(192.168.57.1, redirect, host) -> rt;
 
@@ -1501,7 +1501,7 @@ rt[59] -> DropBroadcasts
     -> fr58 :: IPFragmenter(1500)
     -> [0]arpq58;
 dt58[1] -> ICMPError(192.168.58.1, timeexceeded) -> rt;
-fr58[1] -> ICMPError(192.168.58.1, unreachable, needfrag) -> rt;
+fr58[1] -> ICMPError(192.168.58.1, unreachable, needfrag, MTU 1500) -> rt;
 gio58[1] -> ICMPError(192.168.58.1, parameterproblem) -> rt;
 cp58[1] -> ICMPError(192.168.58.1, redirect, host) -> rt;
 
@@ -1523,7 +1523,7 @@ rt[60] -> DropBroadcasts
     -> fr59 :: IPFragmenter(1500)
     -> [0]arpq59;
 dt59[1] -> ICMPError(192.168.59.1, timeexceeded) -> rt;
-fr59[1] -> ICMPError(192.168.59.1, unreachable, needfrag) -> rt;
+fr59[1] -> ICMPError(192.168.59.1, unreachable, needfrag, MTU 1500) -> rt;
 gio59[1] -> ICMPError(192.168.59.1, parameterproblem) -> rt;
 cp59[1] -> ICMPError(192.168.59.1, redirect, host) -> rt;
 
@@ -1545,7 +1545,7 @@ rt[61] -> DropBroadcasts
     -> fr60 :: IPFragmenter(1500)
     -> [0]arpq60;
 dt60[1] -> ICMPError(192.168.60.1, timeexceeded) -> rt;
-fr60[1] -> ICMPError(192.168.60.1, unreachable, needfrag) -> rt;
+fr60[1] -> ICMPError(192.168.60.1, unreachable, needfrag, MTU 1500) -> rt;
 gio60[1] -> ICMPError(192.168.60.1, parameterproblem) -> rt;
 cp60[1] -> ICMPError(192.168.60.1, redirect, host) -> rt;
 
@@ -1567,7 +1567,7 @@ rt[62] -> DropBroadcasts
     -> fr61 :: IPFragmenter(1500)
     -> [0]arpq61;
 dt61[1] -> ICMPError(192.168.61.1, timeexceeded) -> rt;
-fr61[1] -> ICMPError(192.168.61.1, unreachable, needfrag) -> rt;
+fr61[1] -> ICMPError(192.168.61.1, unreachable, needfrag, MTU 1500) -> rt;
 gio61[1] -> ICMPError(192.168.61.1, parameterproblem) -> rt;
 cp61[1] -> ICMPError(192.168.61.1, redirect, host) -> rt;
 
@@ -1589,7 +1589,7 @@ rt[63] -> DropBroadcasts
     -> fr62 :: IPFragmenter(1500)
     -> [0]arpq62;
 dt62[1] -> ICMPError(192.168.62.1, timeexceeded) -> rt;
-fr62[1] -> ICMPError(192.168.62.1, unreachable, needfrag) -> rt;
+fr62[1] -> ICMPError(192.168.62.1, unreachable, needfrag, MTU 1500) -> rt;
 gio62[1] -> ICMPError(192.168.62.1, parameterproblem) -> rt;
 cp62[1] -> ICMPError(192.168.62.1, redirect, host) -> rt;
 
@@ -1611,6 +1611,6 @@ rt[64] -> DropBroadcasts
     -> fr63 :: IPFragmenter(1500)
     -> [0]arpq63;
 dt63[1] -> ICMPError(192.168.63.1, timeexceeded) -> rt;
-fr63[1] -> ICMPError(192.168.63.1, unreachable, needfrag) -> rt;
+fr63[1] -> ICMPError(192.168.63.1, unreachable, needfrag, MTU 1500) -> rt;
 gio63[1] -> ICMPError(192.168.63.1, parameterproblem) -> rt;
 cp63[1] -> ICMPError(192.168.63.1, redirect, host) -> rt;

@@ -148,3 +148,10 @@ def test_impossible_arch_file(tmp_path):
     f.write_text("[preset]\nname='x'\ndescription='y'\n[netthreads]\ncores = 0\n")
     p = run_cli("arch", "show", str(f), check=False)
     assert p.returncode == 2 and str(f) in p.stderr and "Traceback" not in p.stderr
+
+
+def test_require_of_unknown_package_is_a_warning(tmp_path):
+    f = tmp_path / "req.click"
+    f.write_text('require(package "fastclassifier");\nFromDevice(eth0) -> Queue -> ToDevice(eth0);\n')
+    p = run_cli("graph", str(f))
+    assert "warning" in p.stderr and "fastclassifier" in p.stderr

@@ -47,6 +47,8 @@ def graph(
 ) -> None:
     """Parse, flatten and validate an application; print a summary."""
     g = pktflow.graph(app_name)
+    for w in g.get("warnings", []):
+        sys.stderr.write(w + "\n")
     if dot is not None:
         text = pktflow.graph_dot(app_name)
         if str(dot) == "-":

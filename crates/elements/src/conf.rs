@@ -311,7 +311,8 @@ pub struct InitEnv {
     pub out_dir: PathBuf,
     /// Other elements' (name, class, config), for elements that refer to one another
     /// (IPRewriter naming an IPRewriterPatterns pattern, ARPQuerier, ...).
-    pub peers: Vec<(String, String, String)>,
+    /// Shared by every element of a graph (one allocation per graph, not per element).
+    pub peers: std::sync::Arc<Vec<(String, String, String)>>,
 }
 
 impl InitEnv {

@@ -15,6 +15,7 @@ use crate::element::{Element, Processing, Role};
 use crate::registry;
 use petgraph::graph::DiGraph;
 use pktflow_model::{AppGraph, Diagnostic, Fate, PacketTrace, Span, Visit};
+use pktflow_traffic::packet::PacketType;
 use pktflow_traffic::{packets_created, Packet};
 use std::path::PathBuf;
 
@@ -88,11 +89,12 @@ impl Router {
     /// `file:line:col` of the declaration or connection at fault.
     pub fn new(graph: AppGraph, opts: &RouterOptions) -> Result<Router, Vec<Diagnostic>> {
         let mut errs = Vec::new();
-        let peers: Vec<(String, String, String)> = graph
+        let peers: std::sync::Arc<Vec<(String, String, String)>> = graph
             .elements
             .iter()
             .map(|e| (e.name.clone(), e.class.clone(), e.config.clone()))
-            .collect();
+            .collect::<Vec<_>>()
+            .into();
         let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
         for (i, d) in graph.elements.iter().enumerate() {
             let Some(info) = registry::find(&d.class) else {
@@ -534,6 +536,18 @@ impl Router {
         }
         let before = packets_created() - 1; // `p` itself was created by the caller
         let src = self.sources[iface % self.sources.len()];
+        let mut p = p;
+        // A receiving device classifies the frame by its Ethernet destination (Click's
+        // FromDevice sets the packet-type annotation that DropBroadcasts and ICMPError read).
+        if let Some(dst) = p.data().get(0..6) {
+            p.anno.packet_type = if dst == [0xff; 6] {
+                PacketType::Broadcast
+            } else if dst[0] & 1 == 1 {
+                PacketType::Multicast
+            } else {
+                PacketType::Host
+            };
+        }
         Ok(self.process(src, p, before))
     }
 

@@ -118,7 +118,7 @@ rt[{p}] -> DropBroadcasts
     -> fr{i} :: IPFragmenter(1500)
     -> [0]arpq{i};
 dt{i}[1] -> ICMPError({ip}, timeexceeded) -> rt;
-fr{i}[1] -> ICMPError({ip}, unreachable, needfrag) -> rt;
+fr{i}[1] -> ICMPError({ip}, unreachable, needfrag, MTU 1500) -> rt;
 gio{i}[1] -> ICMPError({ip}, parameterproblem) -> rt;
 cp{i}[1] -> ICMPError({ip}, redirect, host) -> rt;
 ",

@@ -231,7 +231,11 @@ impl<'a> Lexer<'a> {
             }
         }
         let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let line: Option<u32> = rest[..digits].parse().ok();
+        // Line numbers start at 1: a marker naming line 0 (or one too large) is not a marker.
+        let line: Option<u32> = rest[..digits]
+            .parse()
+            .ok()
+            .filter(|&l| (1..u32::MAX / 2).contains(&l));
         let Some(line) = line else {
             return Err(LexError {
                 pos: start,
@@ -655,6 +659,13 @@ mod tests {
         );
         // `#` in the middle of a line is not a preprocessor line.
         assert_eq!(toks("a #"), vec![Tok::Ident("a".into()), Tok::Other('#')]);
+    }
+
+    #[test]
+    fn line_marker_zero_is_rejected_not_renumbered() {
+        // Regression: `# 0 "f"` renumbered following lines to 0 (found by the fuzz proptest).
+        let mut l = Lexer::new("# 0 \"f\"\n,");
+        assert!(l.next_token().is_err());
     }
 
     #[test]

@@ -16,7 +16,10 @@ fn err(msg: impl Into<String>) -> PyErr {
 fn graph_json(app: &str) -> PyResult<String> {
     let a = load_app(app).map_err(err)?;
     a.instantiate(&PathBuf::from(".")).map_err(err)?;
-    Ok(a.graph.to_json().to_string())
+    let mut j = a.graph.to_json();
+    let warnings: Vec<String> = a.warnings.iter().map(|w| w.to_string()).collect();
+    j["warnings"] = serde_json::json!(warnings);
+    Ok(j.to_string())
 }
 
 #[pyfunction]

@@ -1,6 +1,59 @@
-//! Python functions of the NoC / stream-graph subsystem (crates/noc).
+//! Python functions of the NoC / stream-graph subsystem (crates/noc). Every function takes and
+//! returns JSON strings; errors become `pktflow.PktflowError` with the message naming the file, edge or
+//! parameter at fault.
+use crate::PktflowError;
 use pyo3::prelude::*;
 
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn py_err(e: pktflow_noc::NocError) -> PyErr {
+    PktflowError::new_err(e.to_string())
+}
+
+/// Synthetic-traffic sweep; request/response documented in docs/noc.md.
+#[pyfunction]
+fn noc_sweep(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_noc::api::noc_sweep(&r))
+        .map_err(py_err)
+}
+
+/// Partition, lay out, route and simulate a stream graph.
+#[pyfunction]
+fn stream_run(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_noc::api::stream_run(&r))
+        .map_err(py_err)
+}
+
+/// Load and balance a stream graph (benchmark name, .json/.toml path, or inline JSON).
+#[pyfunction]
+fn stream_graph_load(spec: &str) -> PyResult<String> {
+    pktflow_noc::api::stream_graph_load(spec).map_err(py_err)
+}
+
+/// Routing success of each router on perturbed layouts.
+#[pyfunction]
+fn noc_perturbed_routing(
+    py: Python<'_>,
+    request: &str,
+    trials: usize,
+    swaps: usize,
+) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_noc::api::perturbed_routing(&r, trials, swaps))
+        .map_err(py_err)
+}
+
+/// Built-in benchmarks, routers, traffic patterns and the mesh preset defaults.
+#[pyfunction]
+fn noc_catalog() -> String {
+    pktflow_noc::api::catalog()
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(noc_sweep, m)?)?;
+    m.add_function(wrap_pyfunction!(stream_run, m)?)?;
+    m.add_function(wrap_pyfunction!(stream_graph_load, m)?)?;
+    m.add_function(wrap_pyfunction!(noc_perturbed_routing, m)?)?;
+    m.add_function(wrap_pyfunction!(noc_catalog, m)?)?;
     Ok(())
 }

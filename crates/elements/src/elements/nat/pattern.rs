@@ -186,7 +186,7 @@ pub fn parse_pattern_fields(name: &str, w: &[String], addr_only: bool) -> Result
 /// Every pattern defined by IPRewriterPatterns elements among `peers`: (name, fields).
 pub fn named_patterns(env: &InitEnv) -> Vec<(String, Vec<String>)> {
     let mut v = Vec::new();
-    for (_, class, config) in &env.peers {
+    for (_, class, config) in env.peers.iter() {
         if class != "IPRewriterPatterns" {
             continue;
         }
@@ -291,7 +291,11 @@ mod tests {
 
     fn env_with(patterns: &str) -> InitEnv {
         InitEnv {
-            peers: vec![("pats".into(), "IPRewriterPatterns".into(), patterns.into())],
+            peers: std::sync::Arc::new(vec![(
+                "pats".into(),
+                "IPRewriterPatterns".into(),
+                patterns.into(),
+            )]),
             ..Default::default()
         }
     }

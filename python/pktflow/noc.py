@@ -1,0 +1,261 @@
+"""Stream graphs on 2D-mesh many-cores (issue 4): a builder API for StreamIt-style stream graphs,
+synthetic network sweeps and stream-graph runs on the cycle-level mesh simulator.
+
+The heavy work is in Rust (``crates/noc``), reached through ``pktflow._core`` with JSON requests.
+Source paper: Seo & Thottethodi, "Disjoint-Path Routing: Efficient Communication for Streaming
+Applications", IPDPS 2009 (``seeds/002_8aeb0170294135a1.txt``). See ``docs/noc.md``.
+
+Example::
+
+    from pktflow import noc
+    g = noc.program("tiny", noc.pipeline("top",
+            noc.filter_("src", push=2, work=10),
+            noc.splitjoin("sj", noc.roundrobin(1, 1), noc.roundrobin(1, 1),
+                          noc.filter_("a", pop=1, push=1, work=50),
+                          noc.filter_("b", pop=1, push=1, work=50)),
+            noc.filter_("snk", pop=2, work=5)))
+    res = noc.run_stream(g, mesh="4x4", routing="tentacle")
+    print(res["saturation_throughput"])
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional, Sequence, Union
+
+from pktflow import _core
+
+__all__ = [
+    "Program",
+    "benchmarks",
+    "catalog",
+    "duplicate",
+    "feedbackloop",
+    "filter_",
+    "graph",
+    "link_loads_frame",
+    "perturbed_routing",
+    "pipeline",
+    "program",
+    "roundrobin",
+    "run_stream",
+    "splitjoin",
+    "sweep",
+    "sweep_frame",
+    "stream_points_frame",
+]
+
+Node = dict[str, Any]
+
+
+# ----------------------------------------------------------------------------- builder API
+
+
+def filter_(
+    name: str,
+    *,
+    pop: int = 0,
+    push: int = 0,
+    peek: Optional[int] = None,
+    work: float = 0.0,
+    stateful: bool = False,
+) -> Node:
+    """A filter: items popped/pushed per firing, peek window (>= pop), work per firing (cycles)."""
+    n: Node = {"type": "filter", "name": name, "pop": int(pop), "push": int(push),
+               "work": float(work), "stateful": bool(stateful)}
+    if peek is not None:
+        n["peek"] = int(peek)
+    return n
+
+
+def pipeline(name: str, *children: Node) -> Node:
+    """Children connected in order."""
+    return {"type": "pipeline", "name": name, "children": list(children)}
+
+
+def duplicate() -> dict[str, Any]:
+    """A duplicate splitter (every branch gets a copy of each item)."""
+    return {"type": "duplicate", "weights": []}
+
+
+def roundrobin(*weights: int) -> dict[str, Any]:
+    """A round-robin splitter or joiner with one weight per branch (one weight = all equal)."""
+    return {"type": "roundrobin", "weights": [int(w) for w in weights] or [1]}
+
+
+def splitjoin(name: str, split: dict[str, Any], join: dict[str, Any], *branches: Node) -> Node:
+    return {"type": "splitjoin", "name": name, "split": split, "join": join, "branches": list(branches)}
+
+
+def feedbackloop(name: str, join: dict[str, Any], body: Node, loop: Node, split: dict[str, Any],
+                 delay: int = 0) -> Node:
+    """``join`` weights are (outside input, loop path); ``split`` weights are (output, loop path);
+    ``delay`` items start on the loop path."""
+    return {"type": "feedbackloop", "name": name, "join": join, "body": body, "loop": loop,
+            "split": split, "delay": int(delay)}
+
+
+class Program:
+    """A named stream program; ``str(p)`` / ``p.to_json()`` is the file format of docs/noc.md."""
+
+    def __init__(self, name: str, graph: Node):
+        self.name = name
+        self.graph = graph
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "graph": self.graph}
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict())
+
+    def save(self, path: Union[str, Path]) -> Path:
+        p = Path(path)
+        p.write_text(json.dumps(self.to_dict(), indent=1))
+        return p
+
+    def balance(self) -> dict[str, Any]:
+        """Solve the balance equations: nodes with ``reps``, edges with items per steady state."""
+        return graph(self)
+
+    def __str__(self) -> str:
+        return self.to_json()
+
+
+def program(name: str, graph_node: Node) -> Program:
+    return Program(name, graph_node)
+
+
+GraphSpec = Union[str, Path, Program, dict]
+
+
+def _spec(g: GraphSpec) -> str:
+    if isinstance(g, Program):
+        return g.to_json()
+    if isinstance(g, dict):
+        return json.dumps(g if "graph" in g else {"name": g.get("name", "graph"), "graph": g})
+    return str(g)
+
+
+# ----------------------------------------------------------------------------- core calls
+
+
+def catalog() -> dict[str, Any]:
+    """Built-in benchmarks, routers, traffic patterns, and the ``mesh`` preset defaults."""
+    return json.loads(_core.noc_catalog())
+
+
+def benchmarks() -> list[str]:
+    return list(catalog()["benchmarks"])
+
+
+def graph(spec: GraphSpec) -> dict[str, Any]:
+    """Load (benchmark name, .json/.toml path, Program or dict) and balance a stream graph."""
+    return json.loads(_core.stream_graph_load(_spec(spec)))
+
+
+def sweep(
+    *,
+    mesh: str = "8x8",
+    traffic: str = "uniform",
+    routing: str = "dor",
+    vcs: int = 4,
+    buffer: int = 8,
+    packet_flits: int = 1,
+    rates: Sequence[float] = (0.1, 0.2, 0.3),
+    warmup: int = 10_000,
+    measure: int = 100_000,
+    seed: int = 1,
+    arch: Optional[dict[str, Any]] = None,
+    progress: Optional[Callable[[int, dict[str, Any]], None]] = None,
+) -> dict[str, Any]:
+    """Synthetic-traffic sweep. Returns ``{"points": [{"offered", "accepted", "latency", ...}],
+    "saturation_offered", "theory": {...}, ...}`` (flits/node/cycle and cycles).
+    ``progress(i, point)`` is called after each rate."""
+    if not rates:
+        raise ValueError("rates must list at least one offered load")
+    out: Optional[dict[str, Any]] = None
+    for i, r in enumerate(rates):
+        req = {"mesh": mesh, "traffic": traffic, "routing": routing, "vcs": vcs, "buffer": buffer,
+               "packet_flits": packet_flits, "rates": [float(r)], "warmup": warmup,
+               "measure": measure, "seed": seed, "arch": arch or {}}
+        one = json.loads(_core.noc_sweep(json.dumps(req)))
+        if out is None:
+            out = one
+        else:
+            out["points"].extend(one["points"])
+        if progress is not None:
+            progress(i, one["points"][0])
+    assert out is not None
+    sat = [p["offered"] for p in out["points"] if not p["saturated"]]
+    out["saturation_offered"] = max(sat) if sat else None
+    return out
+
+
+def sweep_frame(result: dict[str, Any]):
+    """The sweep points as a pandas DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(result["points"])
+
+
+def run_stream(
+    graph_spec: GraphSpec,
+    *,
+    mesh: str = "4x4",
+    routing: str = "tentacle",
+    comm: str = "push",
+    scales: Optional[Iterable[float]] = None,
+    warmup: int = 10_000,
+    measure: int = 100_000,
+    seed: int = 1,
+    anneal_moves: int = 20_000,
+    retries: int = 0,
+    buffer_iterations: int = 4,
+    corrected_work: bool = False,
+    simulate: bool = True,
+    vcs: Optional[int] = None,
+    buffer: Optional[int] = None,
+    arch: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]:
+    """Partition the graph onto the mesh, lay it out, route its streams and simulate it.
+
+    ``routing``: dor, adaptive, tentacle, ideal, negotiated, exact. ``comm``: push or pull
+    (pull only on dor/adaptive). ``scales``: computation scaling factors (cycles per unit of
+    StreamIt work); None = automatic sweep down to 0. Returns throughput points (steady-state
+    iterations per 1000 cycles), ``saturation_throughput``, routes, link loads and heat map.
+    """
+    req: dict[str, Any] = {
+        "graph": _spec(graph_spec), "mesh": mesh, "routing": routing, "comm": comm,
+        "scales": [float(s) for s in scales] if scales is not None else [],
+        "warmup": warmup, "measure": measure, "seed": seed, "anneal_moves": anneal_moves,
+        "retries": retries, "buffer_iterations": buffer_iterations,
+        "corrected_work": corrected_work, "no_sim": not simulate, "arch": arch or {},
+    }
+    if vcs is not None:
+        req["vcs"] = vcs
+    if buffer is not None:
+        req["buffer"] = buffer
+    return json.loads(_core.stream_run(json.dumps(req)))
+
+
+def stream_points_frame(result: dict[str, Any]):
+    import pandas as pd
+
+    return pd.DataFrame(result["points"])
+
+
+def link_loads_frame(result: dict[str, Any]):
+    """Streams per link (paper Figure 3) as a DataFrame."""
+    import pandas as pd
+
+    return pd.DataFrame(result["link_loads"])
+
+
+def perturbed_routing(graph_spec: GraphSpec, *, mesh: str = "4x4", trials: int = 20, swaps: int = 2,
+                      seed: int = 1, anneal_moves: int = 20_000, exact_budget: int = 200_000) -> dict[str, Any]:
+    """How often tentacle, tentacle with order retries, negotiated congestion and the exact
+    search find disjoint paths on layouts perturbed by ``swaps`` random swaps."""
+    req = {"graph": _spec(graph_spec), "mesh": mesh, "seed": seed, "anneal_moves": anneal_moves,
+           "exact_budget": exact_budget}
+    return json.loads(_core.noc_perturbed_routing(json.dumps(req), trials, swaps))
