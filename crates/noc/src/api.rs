@@ -241,6 +241,8 @@ pub struct StreamReqJson {
     pub retries: usize,
     #[serde(default = "d_buf_it")]
     pub buffer_iterations: u64,
+    #[serde(default = "d_buf_items")]
+    pub buffer_items: u64,
     #[serde(default)]
     pub corrected_work: bool,
     #[serde(default)]
@@ -260,6 +262,9 @@ fn d_moves() -> usize {
 }
 fn d_buf_it() -> u64 {
     4
+}
+fn d_buf_items() -> u64 {
+    512
 }
 fn d_budget() -> u64 {
     2_000_000
@@ -465,6 +470,7 @@ pub fn simulate(
             warmup_cycles: r.warmup,
             measure_cycles: r.measure,
             buffer_iterations: r.buffer_iterations,
+            buffer_items: r.buffer_items,
         };
         pts.push(run_stream(&m.arch, &g, &ro.fabric, &cfg)?);
     }

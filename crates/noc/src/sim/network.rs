@@ -448,12 +448,14 @@ impl Network {
                     }
                     self.v
                 } else {
+                    // a free local VC, preferring the emptiest one
                     let mut found = NONE8 as usize;
+                    let mut best_cr = 0u32;
                     for vc in 0..self.v {
                         let k = node * self.vt + vc;
-                        if !self.ni_busy[k] {
+                        if !self.ni_busy[k] && self.ni_credits[k] as u32 + 1 > best_cr {
+                            best_cr = self.ni_credits[k] as u32 + 1;
                             found = vc;
-                            break;
                         }
                     }
                     if found == NONE8 as usize {
@@ -644,13 +646,22 @@ impl Network {
                 NONE8
             }
             PacketRouting::Dor => {
+                // a free VC, preferring the emptiest downstream buffer (so a new packet does not
+                // queue behind the previous one), round-robin among equals
+                let mut best = NONE8;
+                let mut best_cr = 0u32;
                 for k in 0..self.v {
                     let vc = wrap(start + k, self.v);
-                    if !self.out_busy[self.vci(node, dor, vc)] {
-                        return (dor * vt + vc) as u8;
+                    let oi = self.vci(node, dor, vc);
+                    if !self.out_busy[oi] {
+                        let cr = self.credits[oi] as u32 + 1;
+                        if cr > best_cr {
+                            best_cr = cr;
+                            best = (dor * vt + vc) as u8;
+                        }
                     }
                 }
-                NONE8
+                best
             }
             PacketRouting::Adaptive => {
                 // adaptive VCs 1..V-1 on the productive port with the most free credits
