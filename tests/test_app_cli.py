@@ -155,3 +155,15 @@ def test_require_of_unknown_package_is_a_warning(tmp_path):
     f.write_text('require(package "fastclassifier");\nFromDevice(eth0) -> Queue -> ToDevice(eth0);\n')
     p = run_cli("graph", str(f))
     assert "warning" in p.stderr and "fastclassifier" in p.stderr
+
+
+def test_profile_csv_and_plot(tmp_path):
+    import pandas as pd
+
+    csv = tmp_path / "p.csv"
+    png = tmp_path / "p.png"
+    prof = run_json("profile", "router", "--synthetic", "1000", "--csv", str(csv), "--plot", str(png))
+    df = pd.read_csv(csv)
+    assert set(df["element"]) == {e["name"] for e in prof["elements"]}
+    assert df["instructions_per_packet"].sum() == pytest.approx(prof["instructions_per_packet"]["mean"], rel=1e-6)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -80,6 +80,8 @@ def profile(
     seed: int = typer.Option(1, "--seed", help="Seed of the synthetic trace."),
     out_dir: Path = typer.Option(Path("."), "--out-dir", help="Folder for ToDump outputs."),
     as_json: bool = typer.Option(False, "--json", help="Print the profile as one JSON document."),
+    csv: Optional[Path] = typer.Option(None, "--csv", help="Write the per-element table as CSV (pandas reads it)."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of instructions and bytes per packet by element."),
 ) -> None:
     """Run APP functionally on packets (one thread) and print its profile: tasks, instructions
     and bytes per packet by memory type (seed 000 Table 2), critical sections, drops."""
@@ -108,10 +110,21 @@ def profile(
             prof = pktflow.profile(app_name, trace=trace, synthetic=synthetic, seed=seed, out_dir=out_dir, progress=tick)
     else:
         prof = pktflow.profile(app_name, trace=trace, synthetic=synthetic, seed=seed, out_dir=out_dir)
+    if csv is not None:
+        from pktflow.report import profile_elements_frame
+
+        profile_elements_frame(prof).to_csv(csv, index=False)
+    if plot is not None:
+        from pktflow.report import plot_profile
+
+        plot_profile(prof, plot)
     if as_json:
         _emit_json(prof)
         return
     _print_profile(prof)
+    for f in (csv, plot):
+        if f is not None:
+            console.print(f"wrote {f}")
 
 
 def _print_profile(p: dict) -> None:

@@ -1,0 +1,60 @@
+"""Reports of a profile: a per-element table (pandas) and a plot (matplotlib, PNG)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+MEM_TYPES = ("packet_data", "packet_meta", "static_state", "dynamic_state", "stack")
+
+
+def profile_elements_frame(profile: dict[str, Any]) -> pd.DataFrame:
+    """One row per element: visits, instructions and bytes per packet by memory type."""
+    rows = []
+    for e in profile["elements"]:
+        row = {
+            "element": e["name"],
+            "class": e["class"],
+            "visits": e["visits"],
+            "visits_per_packet": e["visits_per_packet"],
+            "instructions_per_visit": e["instructions_per_visit"],
+            "instructions_per_packet": e["instructions_per_visit"] * e["visits_per_packet"],
+            "critical_section_instructions": e["critical_section_instructions"],
+        }
+        for m in MEM_TYPES:
+            row[f"{m}_bytes_per_packet"] = e["bytes_per_visit"][m] * e["visits_per_packet"]
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def plot_profile(profile: dict[str, Any], path: str | Path) -> None:
+    """Horizontal bars: instructions per packet by element, and bytes per packet by memory type."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    df = profile_elements_frame(profile).sort_values("instructions_per_packet")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, max(4, 0.28 * len(df) + 1.5)), sharey=True)
+    labels = [f"{n} ({c})" for n, c in zip(df["element"], df["class"])]
+    a.barh(labels, df["instructions_per_packet"], color="#4477aa")
+    a.set_xlabel("instructions per packet")
+    left = None
+    colors = ["#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377"]
+    for m, col in zip(MEM_TYPES, colors):
+        vals = df[f"{m}_bytes_per_packet"].to_numpy()
+        b.barh(labels, vals, left=left, label=m, color=col)
+        left = vals if left is None else left + vals
+    b.set_xlabel("bytes per packet")
+    b.legend(loc="lower right", fontsize=8)
+    share = 100 * profile["critical_section_instruction_share"]
+    fig.suptitle(
+        f"{profile['app']}: {profile['elements_visited_per_packet']['mean']:.1f} elements, "
+        f"{profile['instructions_per_packet']['mean']:.0f} instructions per packet, "
+        f"{share:.1f}% in critical sections ({profile['packets']:,} packets)"
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
