@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
-import pytest
-
 import pktflow
+import pytest
 from conftest import run_cli, run_json
 
 
@@ -127,8 +124,21 @@ def test_trace_stream_matches_profile():
 
 def test_elements_lists_the_router_and_nat_classes():
     names = {c["name"] for c in run_json("elements")}
-    for c in ("Classifier", "ARPQuerier", "CheckIPHeader", "StaticIPLookup", "RadixIPLookup", "DecIPTTL",
-              "IPFragmenter", "ICMPError", "IPClassifier", "IPRewriter", "ToDump", "FromDump", "Queue"):
+    for c in (
+        "Classifier",
+        "ARPQuerier",
+        "CheckIPHeader",
+        "StaticIPLookup",
+        "RadixIPLookup",
+        "DecIPTTL",
+        "IPFragmenter",
+        "ICMPError",
+        "IPClassifier",
+        "IPRewriter",
+        "ToDump",
+        "FromDump",
+        "Queue",
+    ):
         assert c in names
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dpkt
-
 import pktflow
 from conftest import run_json
 
@@ -41,7 +40,7 @@ def test_todump_output_read_by_dpkt(tmp_path):
     outputs = _read(out_dir / "out.pcap")
     ip_in = [b for _, b in inputs if dpkt.ethernet.Ethernet(b).type == dpkt.ethernet.ETH_TYPE_IP]
     assert 0 < len(outputs) <= len(ip_in)
-    for (_, b) in outputs:
+    for _, b in outputs:
         eth = dpkt.ethernet.Ethernet(b)
         ip = eth.data
         assert isinstance(ip, dpkt.ip.IP)

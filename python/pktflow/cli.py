@@ -61,9 +61,7 @@ def graph(
     classes: dict[str, int] = {}
     for e in g["elements"]:
         classes[e["class"]] = classes.get(e["class"], 0) + 1
-    console.print(
-        f"[bold]{g['file']}[/bold]: {len(g['elements'])} elements, {len(g['connections'])} connections"
-    )
+    console.print(f"[bold]{g['file']}[/bold]: {len(g['elements'])} elements, {len(g['connections'])} connections")
     t = Table("class", "elements")
     for c, n in sorted(classes.items(), key=lambda kv: (-kv[1], kv[0])):
         t.add_row(c, str(n))
@@ -76,12 +74,16 @@ def graph(
 def profile(
     app_name: str = typer.Argument("router", metavar="APP", help=APP_HELP),
     trace: Optional[Path] = typer.Option(None, "--trace", help="pcap or pcapng file to run."),
-    synthetic: Optional[int] = typer.Option(None, "--synthetic", help="Generate this many packets instead of reading a trace."),
+    synthetic: Optional[int] = typer.Option(
+        None, "--synthetic", help="Generate this many packets instead of reading a trace."
+    ),
     seed: int = typer.Option(1, "--seed", help="Seed of the synthetic trace."),
     out_dir: Path = typer.Option(Path("."), "--out-dir", help="Folder for ToDump outputs."),
     as_json: bool = typer.Option(False, "--json", help="Print the profile as one JSON document."),
     csv: Optional[Path] = typer.Option(None, "--csv", help="Write the per-element table as CSV (pandas reads it)."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a PNG of instructions and bytes per packet by element."),
+    plot: Optional[Path] = typer.Option(
+        None, "--plot", help="Write a PNG of instructions and bytes per packet by element."
+    ),
 ) -> None:
     """Run APP functionally on packets (one thread) and print its profile: tasks, instructions
     and bytes per packet by memory type (seed 000 Table 2), critical sections, drops."""
@@ -107,7 +109,9 @@ def profile(
                 speed = bar.tasks[0].speed or 0
                 bar.update(task, completed=done, rate=f"{speed:,.0f} pkt/s")
 
-            prof = pktflow.profile(app_name, trace=trace, synthetic=synthetic, seed=seed, out_dir=out_dir, progress=tick)
+            prof = pktflow.profile(
+                app_name, trace=trace, synthetic=synthetic, seed=seed, out_dir=out_dir, progress=tick
+            )
     else:
         prof = pktflow.profile(app_name, trace=trace, synthetic=synthetic, seed=seed, out_dir=out_dir)
     if csv is not None:
@@ -128,15 +132,23 @@ def profile(
 
 
 def _print_profile(p: dict) -> None:
-    console.print(f"[bold]{p['app']}[/bold] on {p['source']}: {p['packets']:,} packets "
-                  f"({p['wire_bytes_per_packet']:.0f} B on average), "
-                  f"{p['packets_per_second_functional']:,.0f} packets/s functional run")
+    console.print(
+        f"[bold]{p['app']}[/bold] on {p['source']}: {p['packets']:,} packets "
+        f"({p['wire_bytes_per_packet']:.0f} B on average), "
+        f"{p['packets_per_second_functional']:,.0f} packets/s functional run"
+    )
     s = Table(title="per packet", show_header=True)
     s.add_column("metric")
     s.add_column("mean", justify="right")
     s.add_column("std", justify="right")
-    s.add_row("elements visited", f"{p['elements_visited_per_packet']['mean']:.2f}", f"{p['elements_visited_per_packet']['std']:.2f}")
-    s.add_row("instructions", f"{p['instructions_per_packet']['mean']:.1f}", f"{p['instructions_per_packet']['std']:.1f}")
+    s.add_row(
+        "elements visited",
+        f"{p['elements_visited_per_packet']['mean']:.2f}",
+        f"{p['elements_visited_per_packet']['std']:.2f}",
+    )
+    s.add_row(
+        "instructions", f"{p['instructions_per_packet']['mean']:.1f}", f"{p['instructions_per_packet']['std']:.1f}"
+    )
     s.add_row("instructions in critical sections", f"{100 * p['critical_section_instruction_share']:.1f}%", "")
     console.print(s)
     m = Table(title="bytes per packet by memory type (seed 000 Table 2)")
@@ -149,7 +161,13 @@ def _print_profile(p: dict) -> None:
     for c in ("element", "class", "visits/pkt", "instr/visit", "crit. instr"):
         e.add_column(c, justify="left" if c in ("element", "class") else "right")
     for el in p["elements"]:
-        e.add_row(el["name"], el["class"], f"{el['visits_per_packet']:.3f}", f"{el['instructions_per_visit']:.1f}", f"{el['critical_section_instructions']:,}")
+        e.add_row(
+            el["name"],
+            el["class"],
+            f"{el['visits_per_packet']:.3f}",
+            f"{el['instructions_per_visit']:.1f}",
+            f"{el['critical_section_instructions']:,}",
+        )
     console.print(e)
     if p["outputs"]:
         o = Table("output", "packets", title="delivered")
@@ -183,7 +201,9 @@ def gen_trace(
     path: Path = typer.Argument(..., help="Output file (.pcap or .pcapng)."),
     n: int = typer.Option(10_000, "-n", "--packets", help="Number of packets."),
     seed: int = typer.Option(1, "--seed"),
-    app_name: str = typer.Option("router", "--app", help="Shape the traffic for this application's interfaces and routes."),
+    app_name: str = typer.Option(
+        "router", "--app", help="Shape the traffic for this application's interfaces and routes."
+    ),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Write a seeded synthetic trace (same seed, same bytes)."""

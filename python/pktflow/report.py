@@ -38,12 +38,12 @@ def plot_profile(profile: dict[str, Any], path: str | Path) -> None:
 
     df = profile_elements_frame(profile).sort_values("instructions_per_packet")
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, max(4, 0.28 * len(df) + 1.5)), sharey=True)
-    labels = [f"{n} ({c})" for n, c in zip(df["element"], df["class"])]
+    labels = [f"{n} ({c})" for n, c in zip(df["element"], df["class"], strict=True)]
     a.barh(labels, df["instructions_per_packet"], color="#4477aa")
     a.set_xlabel("instructions per packet")
     left = None
     colors = ["#ee6677", "#228833", "#ccbb44", "#66ccee", "#aa3377"]
-    for m, col in zip(MEM_TYPES, colors):
+    for m, col in zip(MEM_TYPES, colors, strict=True):
         vals = df[f"{m}_bytes_per_packet"].to_numpy()
         b.barh(labels, vals, left=left, label=m, color=col)
         left = vals if left is None else left + vals
