@@ -12,8 +12,14 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
-                           TimeRemainingColumn)
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from pktflow import noc as api
@@ -67,8 +73,17 @@ def noc_cmd(
 ) -> None:
     """Synthetic traffic on the cycle-level mesh: latency and accepted throughput vs offered load."""
     rl = _rates(rates)
-    kw = dict(mesh=mesh, traffic=traffic, routing=routing, vcs=vcs, buffer=buffer,
-              packet_flits=packet_flits, warmup=warmup, measure=measure, seed=seed)
+    kw = dict(
+        mesh=mesh,
+        traffic=traffic,
+        routing=routing,
+        vcs=vcs,
+        buffer=buffer,
+        packet_flits=packet_flits,
+        warmup=warmup,
+        measure=measure,
+        seed=seed,
+    )
     if as_json:
         res = api.sweep(rates=rl, **kw)
     else:
@@ -85,15 +100,19 @@ def noc_cmd(
     if as_json:
         _emit_json(res)
         return
-    t = Table(title=f"{mesh} mesh, {traffic} traffic, {routing}, {vcs} VCs x {buffer} flits, "
-                    f"{packet_flits}-flit packets")
-    for c in ("offered (flits/node/cycle)", "accepted (flits/node/cycle)", "latency (cycles)",
-              "saturated", "cycles/s"):
+    t = Table(
+        title=f"{mesh} mesh, {traffic} traffic, {routing}, {vcs} VCs x {buffer} flits, {packet_flits}-flit packets"
+    )
+    for c in ("offered (flits/node/cycle)", "accepted (flits/node/cycle)", "latency (cycles)", "saturated", "cycles/s"):
         t.add_column(c, justify="right")
     for p in res["points"]:
-        t.add_row(f"{p['offered']:.4f}", f"{p['accepted']:.4f}", f"{p['latency']:.2f}",
-                  "yes" if p["saturated"] else "no",
-                  f"{p['cycles_simulated'] / max(p['wall_seconds'], 1e-9):,.0f}")
+        t.add_row(
+            f"{p['offered']:.4f}",
+            f"{p['accepted']:.4f}",
+            f"{p['latency']:.2f}",
+            "yes" if p["saturated"] else "no",
+            f"{p['cycles_simulated'] / max(p['wall_seconds'], 1e-9):,.0f}",
+        )
     console.print(t)
     th = res["theory"]
     console.print(
@@ -133,11 +152,15 @@ def stream_cmd(
     mesh: str = typer.Option("4x4", "--mesh", help="Mesh size COLSxROWS."),
     routing: str = typer.Option("tentacle", "--routing", help="dor, adaptive, tentacle, ideal, negotiated, exact."),
     comm: str = typer.Option("push", "--comm", help="push or pull (pull: dor/adaptive only)."),
-    scales: Optional[str] = typer.Option(None, "--scales", help="Computation scaling factors (comma list); default: automatic sweep to 0."),
+    scales: Optional[str] = typer.Option(
+        None, "--scales", help="Computation scaling factors (comma list); default: automatic sweep to 0."
+    ),
     warmup: int = typer.Option(10_000, "--warmup"),
     measure: int = typer.Option(100_000, "--measure"),
     seed: int = typer.Option(1, "--seed"),
-    retries: int = typer.Option(0, "--retries", help="Tentacle retries: other stream orders, then routing-aware re-layouts."),
+    retries: int = typer.Option(
+        0, "--retries", help="Tentacle retries: other stream orders, then routing-aware re-layouts."
+    ),
     anneal_moves: int = typer.Option(20_000, "--anneal-moves"),
     no_sim: bool = typer.Option(False, "--no-sim", help="Only partition, lay out and route."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
@@ -145,8 +168,18 @@ def stream_cmd(
 ) -> None:
     """Map a stream graph onto the mesh, route its streams and report throughput and link loads."""
     sl = _rates(scales) if scales else None
-    kw = dict(mesh=mesh, routing=routing, comm=comm, scales=sl, warmup=warmup, measure=measure,
-              seed=seed, retries=retries, anneal_moves=anneal_moves, simulate=not no_sim)
+    kw = dict(
+        mesh=mesh,
+        routing=routing,
+        comm=comm,
+        scales=sl,
+        warmup=warmup,
+        measure=measure,
+        seed=seed,
+        retries=retries,
+        anneal_moves=anneal_moves,
+        simulate=not no_sim,
+    )
     if as_json:
         res = api.run_stream(graph, **kw)
     else:
@@ -168,8 +201,9 @@ def stream_cmd(
     for c in ("scale (cycles/work)", "throughput", "mean packet latency", "flits"):
         pts.add_column(c, justify="right")
     for p in res["points"]:
-        pts.add_row(f"{p['scale']:.4g}", f"{p['throughput']:.3f}", f"{p['mean_packet_latency']:.1f}",
-                    str(p["flits_delivered"]))
+        pts.add_row(
+            f"{p['scale']:.4g}", f"{p['throughput']:.3f}", f"{p['mean_packet_latency']:.1f}", str(p["flits_delivered"])
+        )
     if res["points"]:
         console.print(pts)
         console.print(f"saturation throughput: [bold]{res['saturation_throughput']:.3f}[/] iterations/kcycle")
@@ -177,8 +211,15 @@ def stream_cmd(
     for c in ("stream", "src tile", "dst tile", "items/iter", "min hops", "hops", "path"):
         rt.add_column(c, justify="right")
     for r in res["routes"]:
-        rt.add_row(str(r["stream"]), str(r["src_tile"]), str(r["dst_tile"]), f"{r['items']:.0f}",
-                   str(r["min_hops"]), "" if r["hops"] is None else str(r["hops"]), r["path"] or "")
+        rt.add_row(
+            str(r["stream"]),
+            str(r["src_tile"]),
+            str(r["dst_tile"]),
+            f"{r['items']:.0f}",
+            str(r["min_hops"]),
+            "" if r["hops"] is None else str(r["hops"]),
+            r["path"] or "",
+        )
     console.print(rt)
     hm = Table(title=f"link-load heat map (max streams on a link leaving each router; max {res['max_link_load']:.2f})")
     for x in range(len(res["heatmap"][0])):
@@ -188,7 +229,9 @@ def stream_cmd(
     console.print(hm)
     if res["setup"]:
         s = res["setup"]
-        console.print(f"circuit set-up: min {s['min']}, max {s['max']}, mean {s['mean']:.2f}, total {s['total']} cycles")
+        console.print(
+            f"circuit set-up: min {s['min']}, max {s['max']}, mean {s['mean']:.2f}, total {s['total']} cycles"
+        )
     if plot is not None:
         console.print(f"heat map written to {plot}")
 

@@ -62,8 +62,14 @@ def filter_(
     stateful: bool = False,
 ) -> Node:
     """A filter: items popped/pushed per firing, peek window (>= pop), work per firing (cycles)."""
-    n: Node = {"type": "filter", "name": name, "pop": int(pop), "push": int(push),
-               "work": float(work), "stateful": bool(stateful)}
+    n: Node = {
+        "type": "filter",
+        "name": name,
+        "pop": int(pop),
+        "push": int(push),
+        "work": float(work),
+        "stateful": bool(stateful),
+    }
     if peek is not None:
         n["peek"] = int(peek)
     return n
@@ -88,12 +94,20 @@ def splitjoin(name: str, split: dict[str, Any], join: dict[str, Any], *branches:
     return {"type": "splitjoin", "name": name, "split": split, "join": join, "branches": list(branches)}
 
 
-def feedbackloop(name: str, join: dict[str, Any], body: Node, loop: Node, split: dict[str, Any],
-                 delay: int = 0) -> Node:
+def feedbackloop(
+    name: str, join: dict[str, Any], body: Node, loop: Node, split: dict[str, Any], delay: int = 0
+) -> Node:
     """``join`` weights are (outside input, loop path); ``split`` weights are (output, loop path);
     ``delay`` items start on the loop path."""
-    return {"type": "feedbackloop", "name": name, "join": join, "body": body, "loop": loop,
-            "split": split, "delay": int(delay)}
+    return {
+        "type": "feedbackloop",
+        "name": name,
+        "join": join,
+        "body": body,
+        "loop": loop,
+        "split": split,
+        "delay": int(delay),
+    }
 
 
 class Program:
@@ -176,9 +190,19 @@ def sweep(
         raise ValueError("rates must list at least one offered load")
     out: Optional[dict[str, Any]] = None
     for i, r in enumerate(rates):
-        req = {"mesh": mesh, "traffic": traffic, "routing": routing, "vcs": vcs, "buffer": buffer,
-               "packet_flits": packet_flits, "rates": [float(r)], "warmup": warmup,
-               "measure": measure, "seed": seed, "arch": arch or {}}
+        req = {
+            "mesh": mesh,
+            "traffic": traffic,
+            "routing": routing,
+            "vcs": vcs,
+            "buffer": buffer,
+            "packet_flits": packet_flits,
+            "rates": [float(r)],
+            "warmup": warmup,
+            "measure": measure,
+            "seed": seed,
+            "arch": arch or {},
+        }
         one = json.loads(_core.noc_sweep(json.dumps(req)))
         if out is None:
             out = one
@@ -226,11 +250,20 @@ def run_stream(
     iterations per 1000 cycles), ``saturation_throughput``, routes, link loads and heat map.
     """
     req: dict[str, Any] = {
-        "graph": _spec(graph_spec), "mesh": mesh, "routing": routing, "comm": comm,
+        "graph": _spec(graph_spec),
+        "mesh": mesh,
+        "routing": routing,
+        "comm": comm,
         "scales": [float(s) for s in scales] if scales is not None else [],
-        "warmup": warmup, "measure": measure, "seed": seed, "anneal_moves": anneal_moves,
-        "retries": retries, "buffer_iterations": buffer_iterations,
-        "corrected_work": corrected_work, "no_sim": not simulate, "arch": arch or {},
+        "warmup": warmup,
+        "measure": measure,
+        "seed": seed,
+        "anneal_moves": anneal_moves,
+        "retries": retries,
+        "buffer_iterations": buffer_iterations,
+        "corrected_work": corrected_work,
+        "no_sim": not simulate,
+        "arch": arch or {},
     }
     if vcs is not None:
         req["vcs"] = vcs
@@ -252,10 +285,23 @@ def link_loads_frame(result: dict[str, Any]):
     return pd.DataFrame(result["link_loads"])
 
 
-def perturbed_routing(graph_spec: GraphSpec, *, mesh: str = "4x4", trials: int = 20, swaps: int = 2,
-                      seed: int = 1, anneal_moves: int = 20_000, exact_budget: int = 200_000) -> dict[str, Any]:
+def perturbed_routing(
+    graph_spec: GraphSpec,
+    *,
+    mesh: str = "4x4",
+    trials: int = 20,
+    swaps: int = 2,
+    seed: int = 1,
+    anneal_moves: int = 20_000,
+    exact_budget: int = 200_000,
+) -> dict[str, Any]:
     """How often tentacle, tentacle with order retries, negotiated congestion and the exact
     search find disjoint paths on layouts perturbed by ``swaps`` random swaps."""
-    req = {"graph": _spec(graph_spec), "mesh": mesh, "seed": seed, "anneal_moves": anneal_moves,
-           "exact_budget": exact_budget}
+    req = {
+        "graph": _spec(graph_spec),
+        "mesh": mesh,
+        "seed": seed,
+        "anneal_moves": anneal_moves,
+        "exact_budget": exact_budget,
+    }
     return json.loads(_core.noc_perturbed_routing(json.dumps(req), trials, swaps))

@@ -355,7 +355,9 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
                     Some(p) => FabricKind::Circuit(p.clone()),
                     None => FabricKind::Packet(PacketRouting::Dor),
                 },
-                paths,
+                // on fallback every stream takes its XY path
+                paths: paths
+                    .or_else(|| Some(reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect())),
                 seconds: 0.0,
             }
         };
@@ -748,5 +750,40 @@ mod debug_tests {
         let r = tentacle(&m.mesh, &m.reqs, &tentacle_order(&m.reqs));
         println!("failed {:?} traces {:?}", r.failed_stream, r.traces.last());
         println!("exact {:?}", exact(&m.mesh, &m.reqs, 2_000_000).0);
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+    #[test]
+    #[ignore]
+    fn probe_bench() {
+        let name = std::env::var("NOC_BENCH").unwrap_or("AudioBeam".into());
+        for routing in ["tentacle", "ideal", "adaptive"] {
+            let out = stream_run(&format!(r#"{{"graph":"{name}","mesh":"4x4","routing":"{routing}","scales":[0.0],"warmup":5000,"measure":20000,"retries":3}}"#)).unwrap();
+            let v: Value = serde_json::from_str(&out).unwrap();
+            println!(
+                "{routing}: thr {} lat {} flits {} circuits {}",
+                v["saturation_throughput"],
+                v["points"][0]["mean_packet_latency"],
+                v["points"][0]["flits_delivered"],
+                v["route"]["circuits"]
+            );
+            if routing == "tentacle" {
+                for r in v["routes"].as_array().unwrap() {
+                    println!(
+                        "  {} -> {} items {} path {}",
+                        r["src_tile"], r["dst_tile"], r["items"], r["path"]
+                    );
+                }
+                for a in v["actors"].as_array().unwrap() {
+                    println!(
+                        "  actor {} tile {} work {}",
+                        a["name"], a["tile"], a["work"]
+                    );
+                }
+            }
+        }
     }
 }

@@ -90,20 +90,31 @@ fn map(mesh: &str) {
 fn fig5(mesh: &str, measure: u64) {
     use pktflow_noc::api::{simulate, StreamReqJson};
     use pktflow_noc::sim::stream::Comm;
-    println!("benchmark,pull_dor,pull_adaptive,push_dor,push_adaptive,tentacle,ideal,tentacle_circuits");
+    println!(
+        "benchmark,pull_dor,pull_adaptive,push_dor,push_adaptive,tentacle,ideal,tentacle_circuits"
+    );
     for name in bench::names() {
         let req: StreamReqJson = serde_json::from_value(serde_json::json!({"graph": name, "mesh": mesh, "measure": measure, "warmup": 5000, "retries": 3})).unwrap();
         let m = map_graph(&req).expect("map");
         let mut row = Vec::new();
         let mut circ = false;
-        for (routing, comm) in [("dor", Comm::Pull), ("adaptive", Comm::Pull), ("dor", Comm::Push), ("adaptive", Comm::Push), ("tentacle", Comm::Push), ("ideal", Comm::Push)] {
+        for (routing, comm) in [
+            ("dor", Comm::Pull),
+            ("adaptive", Comm::Pull),
+            ("dor", Comm::Push),
+            ("adaptive", Comm::Push),
+            ("tentacle", Comm::Push),
+            ("ideal", Comm::Push),
+        ] {
             let mut tile_of = m.layout.tile_of.clone();
             let mut ro = route(&m, routing, &req, &tile_of).expect("route");
             if routing == "tentacle" {
                 let mut k = 0;
                 while ro.fallback && k < 3 {
                     k += 1;
-                    let l = pktflow_noc::layout::anneal_routable(&m.mesh, &m.part, 1000 + k, 20_000).unwrap();
+                    let l =
+                        pktflow_noc::layout::anneal_routable(&m.mesh, &m.part, 1000 + k, 20_000)
+                            .unwrap();
                     let r2 = route(&m, routing, &req, &l.tile_of).unwrap();
                     if r2.circuits {
                         tile_of = l.tile_of;
@@ -116,7 +127,14 @@ fn fig5(mesh: &str, measure: u64) {
             row.push(sat);
         }
         let base = row[3];
-        println!("{name},{}", row.iter().map(|x| format!("{:.3}", x / base)).collect::<Vec<_>>().join(",") + &format!(",{circ}"));
+        println!(
+            "{name},{}",
+            row.iter()
+                .map(|x| format!("{:.3}", x / base))
+                .collect::<Vec<_>>()
+                .join(",")
+                + &format!(",{circ}")
+        );
     }
 }
 

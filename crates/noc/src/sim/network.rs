@@ -122,13 +122,14 @@ pub struct Network {
     credit_ring: Vec<(u8, u8)>, // (vc, flags: 1 valid, 2 tail)
     cring: usize,
     credit_events: Vec<Vec<u32>>,
+    /// per ring slot: flits arriving at network interfaces
+    eject_events: Vec<Vec<Flit>>,
     // allocator round-robin pointers
     sa_in_rr: Vec<u8>,
     sa_out_rr: Vec<u8>,
     va_rr: Vec<u8>,
     va_in_rr: Vec<u8>,
     // scratch (preallocated)
-    sa_req: Vec<u8>, // per input port of the current router: chosen vc or NONE
     // circuits: per (node*5+inport) the output port of the circuit that enters there
     circ_out: Vec<u8>,
     circ_first: Vec<u8>, // per circuit: first output port at the source
@@ -142,6 +143,8 @@ pub struct Network {
     reqs: Vec<(u8, u8)>,
     // network interfaces
     srcq: Vec<std::collections::VecDeque<u32>>,
+    lanes: usize,
+    eject_width: usize,
     ni_cur: Vec<u32>,     // packet being injected
     ni_sent: Vec<u32>,    // flits of it already injected
     ni_vc: Vec<u8>,       // local input VC used
@@ -218,11 +221,13 @@ impl Network {
             credit_ring: vec![(0, 0); n * PORTS * cring],
             cring,
             credit_events: (0..cring).map(|_| Vec::with_capacity(n * PORTS)).collect(),
+            eject_events: (0..ring)
+                .map(|_| Vec::with_capacity(n * arch.node_ejection_flits_per_cycle as usize))
+                .collect(),
             sa_in_rr: vec![0; n * PORTS],
             sa_out_rr: vec![0; n * PORTS],
             va_rr: vec![0; n * PORTS * vt],
             va_in_rr: vec![0; n * PORTS * vt],
-            sa_req: vec![NONE8; PORTS],
             circ_out: vec![NONE8; n * PORTS],
             circ_first: Vec::new(),
             occ: vec![0; n],
@@ -232,9 +237,11 @@ impl Network {
             srcq: (0..n)
                 .map(|_| std::collections::VecDeque::with_capacity(256))
                 .collect(),
-            ni_cur: vec![NONE32; n],
-            ni_sent: vec![0; n],
-            ni_vc: vec![NONE8; n],
+            lanes: arch.node_injection_flits_per_cycle as usize,
+            eject_width: arch.node_ejection_flits_per_cycle as usize,
+            ni_cur: vec![NONE32; n * arch.node_injection_flits_per_cycle as usize],
+            ni_sent: vec![0; n * arch.node_injection_flits_per_cycle as usize],
+            ni_vc: vec![NONE8; n * arch.node_injection_flits_per_cycle as usize],
             ni_credits: vec![depth as u16; n * vt],
             ni_busy: vec![false; n * vt],
             pkts: Vec::with_capacity(4096),
@@ -386,6 +393,12 @@ impl Network {
         }
         ev.clear();
         self.link_events[slot] = ev;
+        let mut ej = std::mem::take(&mut self.eject_events[slot]);
+        for &f in &ej {
+            self.eject(f, t);
+        }
+        ej.clear();
+        self.eject_events[slot] = ej;
     }
 
     fn eject(&mut self, f: Flit, t: u64) {
@@ -433,21 +446,19 @@ impl Network {
         self.credit_events[slot] = ev;
     }
 
+    /// Network interfaces: each node injects up to `node_injection_flits_per_cycle` flits per
+    /// cycle, one per injection lane; a lane writes one packet into one local input VC. Circuit
+    /// packets enter a local VC already allocated to their circuit (no route computation or VC
+    /// allocation; the source router's hop is a circuit hop).
     fn inject(&mut self, t: u64) {
+        let lanes = self.lanes;
         for node in 0..self.mesh.nodes() {
-            if self.ni_cur[node] == NONE32 {
-                let Some(&pid) = self.srcq[node].front() else {
-                    continue;
-                };
-                let p = self.pkts[pid as usize];
-                // choose a free local input VC: the circuit VC for circuit packets
-                let vc = if p.circuit != NONE32 {
-                    let k = node * self.vt + self.v;
-                    if self.ni_credits[k] == 0 {
-                        continue;
-                    }
-                    self.v
-                } else {
+            for lane in 0..lanes {
+                let li = node * lanes + lane;
+                if self.ni_cur[li] == NONE32 {
+                    let Some(&pid) = self.srcq[node].front() else {
+                        break;
+                    };
                     // a free local VC, preferring the emptiest one
                     let mut found = NONE8 as usize;
                     let mut best_cr = 0u32;
@@ -459,47 +470,54 @@ impl Network {
                         }
                     }
                     if found == NONE8 as usize {
-                        continue;
+                        break;
                     }
                     self.ni_busy[node * self.vt + found] = true;
-                    found
+                    self.srcq[node].pop_front();
+                    self.ni_cur[li] = pid;
+                    self.ni_sent[li] = 0;
+                    self.ni_vc[li] = found as u8;
+                }
+                let pid = self.ni_cur[li];
+                let p = self.pkts[pid as usize];
+                let vc = self.ni_vc[li] as usize;
+                let k = node * self.vt + vc;
+                if self.ni_credits[k] == 0 {
+                    continue;
+                }
+                self.ni_credits[k] -= 1;
+                let sent = self.ni_sent[li];
+                let mut flags = 0u8;
+                if sent == 0 {
+                    flags |= 1;
+                }
+                if sent + 1 == p.flits {
+                    flags |= 2;
+                }
+                let i = self.vci(node, LOCAL, vc);
+                let arrive = t + self.lt as u64;
+                if sent == 0 && p.circuit != NONE32 && self.len[i] == 0 && self.state[i] == IDLE {
+                    // circuit packet: the local VC is bound to the circuit's first hop
+                    self.state[i] = ACTIVE;
+                    self.ready[i] = arrive;
+                    self.out_port[i] = self.circ_first[p.circuit as usize];
+                    self.out_vc[i] = self.v as u8;
+                }
+                let pos = wrap(self.head[i] as usize + self.len[i] as usize, self.depth);
+                self.buf[i * self.depth + pos] = Flit {
+                    pkt: pid,
+                    flags,
+                    arrive: arrive as u32,
                 };
-                self.srcq[node].pop_front();
-                self.ni_cur[node] = pid;
-                self.ni_sent[node] = 0;
-                self.ni_vc[node] = vc as u8;
-            }
-            let pid = self.ni_cur[node];
-            let p = self.pkts[pid as usize];
-            let vc = self.ni_vc[node] as usize;
-            let k = node * self.vt + vc;
-            if self.ni_credits[k] == 0 {
-                continue;
-            }
-            self.ni_credits[k] -= 1;
-            let s = self.ni_sent[node];
-            let mut flags = 0u8;
-            if s == 0 {
-                flags |= 1;
-            }
-            if s + 1 == p.flits {
-                flags |= 2;
-            }
-            let i = self.vci(node, LOCAL, vc);
-            let pos = wrap(self.head[i] as usize + self.len[i] as usize, self.depth);
-            self.buf[i * self.depth + pos] = Flit {
-                pkt: pid,
-                flags,
-                arrive: (t + self.lt as u64) as u32,
-            };
-            self.len[i] += 1;
-            self.occ[node] += 1;
-            self.mark(node, LOCAL * self.vt + vc, i);
-            self.flits_injected += 1;
-            self.ni_sent[node] = s + 1;
-            if s + 1 == p.flits {
-                self.ni_cur[node] = NONE32;
-                self.ni_busy[k] = false;
+                self.len[i] += 1;
+                self.occ[node] += 1;
+                self.mark(node, LOCAL * self.vt + vc, i);
+                self.flits_injected += 1;
+                self.ni_sent[li] = sent + 1;
+                if sent + 1 == p.flits {
+                    self.ni_cur[li] = NONE32;
+                    self.ni_busy[k] = false;
+                }
             }
         }
     }
@@ -576,6 +594,17 @@ impl Network {
             let f = self.front(i);
             if self.state[i] == IDLE {
                 if f.flags & 1 == 0 || (f.arrive as u64) > t {
+                    continue;
+                }
+                let c = self.pkts[f.pkt as usize].circuit;
+                if c != NONE32 {
+                    // a circuit packet at the source: bind the local VC to the circuit
+                    self.state[i] = ACTIVE;
+                    self.ready[i] = t;
+                    self.out_port[i] = self.circ_first[c as usize];
+                    self.out_vc[i] = self.v as u8;
+                    self.pend[node] &= !(1u128 << lv);
+                    self.act[node] |= 1u128 << lv;
                     continue;
                 }
                 self.state[i] = VA;
@@ -693,114 +722,112 @@ impl Network {
     }
 
     /// Switch allocation (separable, input-first, round-robin; circuit flits first) and
-    /// switch traversal.
+    /// switch traversal. The local input port may send up to `node_injection_flits_per_cycle`
+    /// flits per cycle (to distinct outputs) and the local output port may take up to
+    /// `node_ejection_flits_per_cycle`; every other port moves one flit per cycle.
     fn switch(&mut self, node: usize, t: u64) {
-        let mut any = false;
         let act = self.act[node];
         if act == 0 {
             return;
         }
         let vt = self.vt;
-        let vmask: u128 = (1u128 << self.v) - 1;
-        // stage 1: each input port chooses one VC
+        let v = self.v;
+        let vmask: u128 = (1u128 << v) - 1;
+        // requests: (input port, vc, output port, circuit)
+        let mut rq = [(0u8, 0u8, 0u8, false); 32];
+        let mut nreq = 0usize;
+        // stage 1: each input port chooses its VC(s)
         for port in 0..PORTS {
-            self.sa_req[port] = NONE8;
             let pbits = (act >> (port * vt)) & ((1u128 << vt) - 1);
             if pbits == 0 {
                 continue;
             }
-            // the circuit VC has priority
-            if pbits >> self.v & 1 == 1 {
-                let ci = self.vci(node, port, self.v);
-                let f = self.front(ci);
+            if port != LOCAL && pbits >> v & 1 == 1 {
+                // the circuit VC has priority at its input port
+                let f = self.front(self.vci(node, port, v));
                 if f.arrive as u64 <= t {
-                    let op = if port == LOCAL {
-                        self.circ_first[self.pkts[f.pkt as usize].circuit as usize]
-                    } else {
-                        self.circ_out[node * PORTS + port]
-                    };
-                    if op as usize == LOCAL || self.credits[self.vci(node, op as usize, self.v)] > 0
-                    {
-                        self.sa_req[port] = self.v as u8;
-                        any = true;
+                    let op = self.circ_out[node * PORTS + port] as usize;
+                    if op == LOCAL || self.credits[self.vci(node, op, v)] > 0 {
+                        rq[nreq] = (port as u8, v as u8, op as u8, true);
+                        nreq += 1;
                         continue;
                     }
                 }
             }
+            let want = if port == LOCAL { self.lanes } else { 1 };
+            let mut got = 0;
+            let mut used_ops = 0u32;
             let ptr = self.sa_in_rr[node * PORTS + port] as usize;
-            // packet VCs in round-robin order starting at ptr
             let vb = pbits & vmask;
-            let mut order = (vb >> ptr) | (vb << (self.v - ptr) & vmask);
-            while order != 0 {
+            let mut order = (vb >> ptr) | (vb << (v - ptr) & vmask);
+            while order != 0 && got < want {
                 let k = order.trailing_zeros() as usize;
                 order &= order - 1;
-                let vc = wrap(ptr + k, self.v);
+                let vc = wrap(ptr + k, v);
                 let i = self.vci(node, port, vc);
                 if self.ready[i] > t || self.front(i).arrive as u64 > t {
                     continue;
                 }
                 let op = self.out_port[i] as usize;
-                if op != LOCAL && self.credits[self.vci(node, op, self.out_vc[i] as usize)] == 0 {
+                let ovc = self.out_vc[i] as usize;
+                if used_ops >> op & 1 == 1
+                    || (op != LOCAL && self.credits[self.vci(node, op, ovc)] == 0)
+                {
                     continue;
                 }
-                self.sa_req[port] = vc as u8;
-                any = true;
-                break;
+                used_ops |= 1 << op;
+                rq[nreq] = (port as u8, vc as u8, op as u8, ovc == v);
+                nreq += 1;
+                got += 1;
             }
         }
-        if !any {
+        if nreq == 0 {
             return;
         }
-        // stage 2: each output port grants one input port (circuit requests first, rotating
-        // priority among circuits; round-robin arbiters among packet requests)
-        let mut out_taken = [false; PORTS];
-        let mut sa_op = [NONE8; PORTS];
-        let mut opreq = [0u32; PORTS]; // per output port: bit mask of requesting input ports
-        for port in 0..PORTS {
-            let vc = self.sa_req[port];
-            if vc == NONE8 {
-                continue;
-            }
-            sa_op[port] = if vc as usize == self.v {
-                if port == LOCAL {
-                    let f = self.front(self.vci(node, port, vc as usize));
-                    self.circ_first[self.pkts[f.pkt as usize].circuit as usize]
-                } else {
-                    self.circ_out[node * PORTS + port]
-                }
-            } else {
-                let op = self.out_port[self.vci(node, port, vc as usize)];
-                opreq[op as usize] |= 1 << port;
-                op
-            };
-        }
-        let rot = (t % PORTS as u64) as usize;
-        for k in 0..PORTS {
-            let port = wrap(k + rot, PORTS);
-            if self.sa_req[port] as usize != self.v {
-                continue;
-            }
-            let op = sa_op[port] as usize;
-            if !out_taken[op] {
-                out_taken[op] = true;
-                self.traverse(node, port, self.v, op, self.v, true, t);
+        // stage 2: circuits first (rotating priority), then round-robin arbiters per output
+        let mut taken = [0usize; PORTS];
+        let ew = self.eject_width;
+        let cap = |op: usize| if op == LOCAL { ew } else { 1 };
+        let mut granted = 0u32;
+        let rot = (t % nreq as u64) as usize;
+        for k in 0..nreq {
+            let r = wrap(k + rot, nreq);
+            let (port, vc, op, circ) = rq[r];
+            if circ && taken[op as usize] < cap(op as usize) {
+                taken[op as usize] += 1;
+                granted |= 1 << r;
+                self.traverse(node, port as usize, vc as usize, op as usize, v, true, t);
             }
         }
         for op in 0..PORTS {
-            let m = opreq[op];
-            if m == 0 || out_taken[op] {
-                continue;
+            while taken[op] < cap(op) {
+                let ptr = self.sa_out_rr[node * PORTS + op] as usize;
+                let mut best = usize::MAX;
+                let mut best_d = usize::MAX;
+                for r in 0..nreq {
+                    let (port, _, rop, circ) = rq[r];
+                    if circ || rop as usize != op || granted >> r & 1 == 1 {
+                        continue;
+                    }
+                    let p = port as usize;
+                    let d = if p >= ptr { p - ptr } else { p + PORTS - ptr };
+                    if d < best_d {
+                        best_d = d;
+                        best = r;
+                    }
+                }
+                if best == usize::MAX {
+                    break;
+                }
+                let (port, vc, _, _) = rq[best];
+                let (port, vc) = (port as usize, vc as usize);
+                granted |= 1 << best;
+                taken[op] += 1;
+                let ovc = self.out_vc[self.vci(node, port, vc)] as usize;
+                self.sa_out_rr[node * PORTS + op] = wrap(port + 1, PORTS) as u8;
+                self.sa_in_rr[node * PORTS + port] = wrap(vc + 1, v) as u8;
+                self.traverse(node, port, vc, op, ovc, false, t);
             }
-            let ptr = self.sa_out_rr[node * PORTS + op] as usize;
-            let rotated = ((m >> ptr) | (m << (PORTS - ptr))) & ((1 << PORTS) - 1);
-            let c = wrap(ptr + rotated.trailing_zeros() as usize, PORTS);
-            let vc = self.sa_req[c] as usize;
-            let i = self.vci(node, c, vc);
-            let ovc = self.out_vc[i] as usize;
-            self.sa_out_rr[node * PORTS + op] = wrap(c + 1, PORTS) as u8;
-            self.sa_in_rr[node * PORTS + c] = wrap(vc + 1, self.v) as u8;
-            out_taken[op] = true;
-            self.traverse(node, c, vc, op, ovc, false, t);
         }
     }
 
@@ -826,34 +853,42 @@ impl Network {
         }
         self.last_progress = t;
         let tail = f.flags & 2 != 0;
-        // credit to upstream (or to the NI for the local port)
-        let cslot = ((t + self.cd as u64) % self.cring as u64) as usize;
-        let ci = (node * PORTS + port) * self.cring + cslot;
-        debug_assert!(self.credit_ring[ci].1 == 0);
-        // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
-        // before they can be reallocated; other VCs are released when the tail leaves.
-        let atomic = self.routing == PacketRouting::Adaptive && vc == 0 && port != LOCAL;
-        self.credit_ring[ci] = (vc as u8, 1 | if tail && !circ && atomic { 2 } else { 0 });
-        self.credit_events[cslot].push(ci as u32);
-        if op != LOCAL {
-            let oi = self.vci(node, op, ovc);
-            self.credits[oi] -= 1;
-            self.link_flits[node * 4 + op] += 1;
+        if port == LOCAL {
+            // the NI sits next to its router: its credits return at once
+            self.ni_credits[node * self.vt + vc] += 1;
+        } else {
+            let cslot = ((t + self.cd as u64) % self.cring as u64) as usize;
+            let ci = (node * PORTS + port) * self.cring + cslot;
+            debug_assert!(self.credit_ring[ci].1 == 0);
+            // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
+            // before they can be reallocated; other VCs are released when the tail leaves.
+            let atomic = self.routing == PacketRouting::Adaptive && vc == 0;
+            self.credit_ring[ci] = (vc as u8, 1 | if tail && !circ && atomic { 2 } else { 0 });
+            self.credit_events[cslot].push(ci as u32);
         }
         let delay = if circ { self.circ } else { self.pipe_out } as u64;
         let rslot = ((t + delay) % self.ring as u64) as usize;
-        let ri = ((node * PORTS + op) * 2 + circ as usize) * self.ring + rslot;
-        debug_assert!(self.link_ring[ri].1 == NONE8, "link slot collision");
-        self.link_ring[ri] = (f, ovc as u8);
-        self.link_events[rslot].push(ri as u32);
-        if tail && !circ {
+        if op == LOCAL {
+            self.eject_events[rslot].push(f);
+        } else {
+            let oi = self.vci(node, op, ovc);
+            self.credits[oi] -= 1;
+            self.link_flits[node * 4 + op] += 1;
+            let ri = ((node * PORTS + op) * 2 + circ as usize) * self.ring + rslot;
+            debug_assert!(self.link_ring[ri].1 == NONE8, "link slot collision");
+            self.link_ring[ri] = (f, ovc as u8);
+            self.link_events[rslot].push(ri as u32);
+        }
+        // a packet VC (including a local VC bound to a circuit) is released by its tail
+        let packet_vc = vc < self.v;
+        if tail && packet_vc {
             self.state[i] = IDLE;
             self.act[node] &= !bit;
             if self.len[i] > 0 {
                 self.pend[node] |= bit;
             }
             self.out_port[i] = NONE8;
-            if op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0) {
+            if !circ && (op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0)) {
                 let oi = self.vci(node, op, ovc);
                 self.out_busy[oi] = false;
             }
@@ -865,7 +900,8 @@ impl Network {
     pub fn flits_in_network(&self) -> u64 {
         let b: u64 = self.len.iter().map(|&l| l as u64).sum();
         let l = self.link_ring.iter().filter(|(_, vc)| *vc != NONE8).count() as u64;
-        b + l
+        let e: u64 = self.eject_events.iter().map(|v| v.len() as u64).sum();
+        b + l + e
     }
 
     /// Check flit conservation: injected = ejected + in network.

@@ -79,18 +79,20 @@ impl Fabric for Network {
     }
 }
 
-/// The ideal network: per-node injection and ejection bandwidth, fixed latency.
+/// The ideal network: a dedicated link of one flit per cycle from every source to every
+/// destination (the stream graph's own topology), at most `node_injection_flits_per_cycle` flits
+/// leaving and `node_ejection_flits_per_cycle` flits entering a node per cycle, and a fixed
+/// latency of `ideal_latency_cycles`.
 pub struct IdealNet {
     lat: u64,
     inj: u32,
     ej: u32,
     now: u64,
-    srcq: Vec<VecDeque<(u64, u32, u32, u64)>>, // (created, dst, flits, tag)
-    sent: Vec<u32>,
-    arr: Vec<VecDeque<(u64, u32)>>,     // (visible cycle, packet slot)
-    pk: Vec<(u32, u32, u32, u64, u64)>, // (src, dst, flits, tag, created)
-    got: Vec<u32>,
-    free: Vec<u32>,
+    /// per source: packets waiting (created, dst, flits, tag, flits sent)
+    srcq: Vec<VecDeque<(u64, u32, u32, u64, u32)>>,
+    /// per destination: flits in flight (visible cycle, src, created, flits, tag, last flit)
+    arr: Vec<VecDeque<(u64, u32, u64, u32, u64, bool)>>,
+    used: Vec<u32>,
     delivered: Vec<Delivery>,
     injected: u64,
     ejected: u64,
@@ -105,11 +107,8 @@ impl IdealNet {
             ej: arch.node_ejection_flits_per_cycle,
             now: 0,
             srcq: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
-            sent: vec![0; n],
             arr: (0..n).map(|_| VecDeque::with_capacity(64)).collect(),
-            pk: Vec::with_capacity(1024),
-            got: Vec::with_capacity(1024),
-            free: Vec::new(),
+            used: Vec::with_capacity(64),
             delivered: Vec::new(),
             injected: 0,
             ejected: 0,
@@ -119,48 +118,45 @@ impl IdealNet {
 
 impl Fabric for IdealNet {
     fn send(&mut self, src: usize, dst: usize, flits: u32, tag: u64, _c: Option<u32>) {
-        self.srcq[src].push_back((self.now, dst as u32, flits.max(1), tag));
+        self.srcq[src].push_back((self.now, dst as u32, flits.max(1), tag, 0));
     }
     fn step(&mut self) {
         let t = self.now;
         for s in 0..self.srcq.len() {
+            // one flit per destination link per cycle, in order per destination
+            self.used.clear();
             let mut budget = self.inj;
-            while budget > 0 {
-                let Some(&(created, dst, flits, tag)) = self.srcq[s].front() else {
-                    break;
-                };
-                if self.sent[s] == 0 {
-                    // allocate the packet record when its first flit leaves
-                    let rec = (s as u32, dst, flits, tag, created);
-                    let id = if let Some(id) = self.free.pop() {
-                        self.pk[id as usize] = rec;
-                        self.got[id as usize] = 0;
-                        id
-                    } else {
-                        self.pk.push(rec);
-                        self.got.push(0);
-                        (self.pk.len() - 1) as u32
-                    };
-                    // remember the id in the queue entry's tag slot via a side table
-                    self.srcq[s][0].3 = id as u64;
-                    self.srcq[s][0].2 = flits;
-                    self.pk[id as usize].3 = tag;
+            let mut k = 0;
+            while budget > 0 && k < self.srcq[s].len() {
+                let (created, dst, flits, tag, sent) = self.srcq[s][k];
+                if self.used.contains(&dst) {
+                    k += 1;
+                    continue;
                 }
-                let id = self.srcq[s][0].3 as u32;
-                self.arr[dst as usize].push_back((t + self.lat, id));
+                self.used.push(dst);
+                let last = sent + 1 == flits;
+                self.arr[dst as usize].push_back((
+                    t + self.lat,
+                    s as u32,
+                    created,
+                    flits,
+                    tag,
+                    last,
+                ));
                 self.injected += 1;
-                self.sent[s] += 1;
                 budget -= 1;
-                if self.sent[s] == flits {
-                    self.sent[s] = 0;
-                    self.srcq[s].pop_front();
+                if last {
+                    self.srcq[s].remove(k);
+                } else {
+                    self.srcq[s][k].4 = sent + 1;
+                    k += 1;
                 }
             }
         }
         for d in 0..self.arr.len() {
             let mut budget = self.ej;
             while budget > 0 {
-                let Some(&(vis, id)) = self.arr[d].front() else {
+                let Some(&(vis, src, created, flits, tag, last)) = self.arr[d].front() else {
                     break;
                 };
                 if vis > t {
@@ -169,19 +165,15 @@ impl Fabric for IdealNet {
                 self.arr[d].pop_front();
                 self.ejected += 1;
                 budget -= 1;
-                let i = id as usize;
-                self.got[i] += 1;
-                let (src, dst, flits, tag, created) = self.pk[i];
-                if self.got[i] == flits {
+                if last {
                     self.delivered.push(Delivery {
                         tag,
                         src,
-                        dst,
+                        dst: d as u32,
                         flits,
                         created,
                         delivered: t,
                     });
-                    self.free.push(id);
                 }
             }
         }
@@ -357,7 +349,11 @@ pub fn run_stream(
     let mut req_next = vec![0u64; ns];
     let mut pending: Vec<Vec<u64>> = vec![Vec::with_capacity(64); ns];
     let mut deliv: Vec<Delivery> = Vec::with_capacity(1024);
-    let caps: Vec<u64> = g.streams.iter().map(|s| cfg.buffer_iterations.max(cfg.buffer_items.div_ceil(s.2))).collect();
+    let caps: Vec<u64> = g
+        .streams
+        .iter()
+        .map(|s| cfg.buffer_iterations.max(cfg.buffer_items.div_ceil(s.2)))
+        .collect();
     let start = std::time::Instant::now();
     let end = cfg.warmup_cycles + cfg.measure_cycles;
     let mut fired0 = vec![0u64; na];
@@ -584,11 +580,29 @@ mod probe {
     #[ignore]
     fn probe_single_stream() {
         let a = default_mesh();
-        let g = MappedGraph { tile_of: vec![0, 1], work: vec![0.0, 0.0], streams: vec![(0, 1, 1600)] };
-        let c = StreamRunConfig { comm: Comm::Push, scale: 0.0, warmup_cycles: 2000, measure_cycles: 20000, buffer_iterations: 4, buffer_items: 512 };
-        for f in [FabricKind::Packet(PacketRouting::Dor), FabricKind::Circuit(vec![vec![0]]), FabricKind::Ideal] {
+        let g = MappedGraph {
+            tile_of: vec![0, 1],
+            work: vec![0.0, 0.0],
+            streams: vec![(0, 1, 1600)],
+        };
+        let c = StreamRunConfig {
+            comm: Comm::Push,
+            scale: 0.0,
+            warmup_cycles: 2000,
+            measure_cycles: 20000,
+            buffer_iterations: 4,
+            buffer_items: 512,
+        };
+        for f in [
+            FabricKind::Packet(PacketRouting::Dor),
+            FabricKind::Circuit(vec![vec![0]]),
+            FabricKind::Ideal,
+        ] {
             let r = run_stream(&a, &g, &f, &c).unwrap();
-            println!("{f:?}: {} it/kc, flits {} in 20000 cycles, lat {}", r.throughput, r.flits_delivered, r.mean_packet_latency);
+            println!(
+                "{f:?}: {} it/kc, flits {} in 20000 cycles, lat {}",
+                r.throughput, r.flits_delivered, r.mean_packet_latency
+            );
         }
     }
 }
