@@ -21,6 +21,10 @@ pub struct PeParams {
     pub queue_size_requests: u32,
     /// PEs reserved for the input/output interface tasks.
     pub interface_pes: u32,
+    /// Cycles between a lock's release and its next holder resuming (hand-off). Seed 000 gives
+    /// no figure; 0 means the model charges only the waiting.
+    #[serde(default)]
+    pub lock_handoff_cycles: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

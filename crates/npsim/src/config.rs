@@ -1,0 +1,226 @@
+//! Simulation parameters: the mapping of tasks to PEs (seed 000 sections 3.1 and 5), the run
+//! (arrival rate, measurement window, queue bound, seed) and the idealizations of section 5.
+use serde::{Deserialize, Serialize};
+
+/// Replication scopes of seed 000 section 5 ("no transformation", "rep on PE", "subset rep",
+/// "rep+global task queue").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Replication {
+    /// One instance of a task at a time, on its PE.
+    None,
+    /// Replicas on the task's PE: any of its contexts.
+    Pe,
+    /// Replicas on a small subset of PEs sharing one queue.
+    Subset,
+    /// Any context of any processing PE (global task queue).
+    Global,
+}
+
+impl Replication {
+    pub fn parse(s: &str) -> Result<Replication, String> {
+        Ok(match s {
+            "none" => Replication::None,
+            "pe" => Replication::Pe,
+            "subset" => Replication::Subset,
+            "global" => Replication::Global,
+            _ => {
+                return Err(format!(
+                    "unknown replication '{s}' (expected none, pe, subset or global)"
+                ))
+            }
+        })
+    }
+}
+
+/// Where one task runs: the PEs whose contexts may take its instances from its (shared) queue,
+/// and how many instances may run at once (1 = not replicated).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskMap {
+    pub pes: Vec<u32>,
+    pub max_concurrent: u32,
+}
+
+/// Tasks (one per element, by element index) to PEs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Mapping {
+    pub tasks: Vec<TaskMap>,
+}
+
+impl Mapping {
+    /// The default mapping of a replication scope. Interface tasks (`interface[i]`) are bound
+    /// round-robin to PEs `0..interface_pes` of their own (seed 000 section 4: "each application
+    /// has two input and two output interface tasks"; section 5: "four is the minimum number of
+    /// PEs allowing us to bind each interface task to a PE"); the other tasks are spread
+    /// round-robin over the remaining PEs (all PEs when none remain, the paper's 4-PE case).
+    /// `subset_size`: PEs per group for [`Replication::Subset`]. The greedy mapper of section 3.1
+    /// step 2 will replace the round-robin spreading.
+    pub fn default_for(
+        interface: &[bool],
+        pe_count: u32,
+        interface_pes: u32,
+        rep: Replication,
+        subset_size: u32,
+    ) -> Result<Mapping, String> {
+        if pe_count == 0 {
+            return Err("the number of PEs must be at least 1".into());
+        }
+        if subset_size == 0 {
+            return Err("the subset size must be at least 1 PE".into());
+        }
+        let ifp = interface_pes.min(pe_count);
+        let proc: Vec<u32> = if pe_count > ifp {
+            (ifp..pe_count).collect()
+        } else {
+            (0..pe_count).collect()
+        };
+        let ifaces: Vec<u32> = if ifp > 0 {
+            (0..ifp).collect()
+        } else {
+            proc.clone()
+        };
+        let groups: Vec<Vec<u32>> = proc
+            .chunks(subset_size as usize)
+            .map(|c| c.to_vec())
+            .collect();
+        let conc = match rep {
+            Replication::None => 1,
+            _ => u32::MAX,
+        };
+        let (mut ni, mut np) = (0usize, 0usize);
+        let tasks = interface
+            .iter()
+            .map(|&is_if| {
+                if is_if {
+                    let pe = ifaces[ni % ifaces.len()];
+                    ni += 1;
+                    TaskMap {
+                        pes: vec![pe],
+                        max_concurrent: conc,
+                    }
+                } else {
+                    let k = np;
+                    np += 1;
+                    let pes = match rep {
+                        Replication::None | Replication::Pe => vec![proc[k % proc.len()]],
+                        Replication::Subset => groups[k % groups.len()].clone(),
+                        Replication::Global => proc.clone(),
+                    };
+                    TaskMap {
+                        pes,
+                        max_concurrent: conc,
+                    }
+                }
+            })
+            .collect();
+        Ok(Mapping { tasks })
+    }
+
+    pub fn validate(&self, pe_count: u32) -> Result<(), String> {
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.pes.is_empty() {
+                return Err(format!("mapping: task {i} has no PE"));
+            }
+            if t.max_concurrent == 0 {
+                return Err(format!("mapping: task {i} allows 0 concurrent instances"));
+            }
+            if let Some(p) = t.pes.iter().find(|&&p| p >= pe_count) {
+                return Err(format!(
+                    "mapping: task {i} is mapped to PE {p} but there are {pe_count} PEs"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Idealized executions of seed 000 section 5 (Figure 8). Infinite PEs (I) is a property of
+/// the mapping (one PE per task and replica), not of this struct.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ideal {
+    /// Z: zero-cycle instructions.
+    pub zero_instructions: bool,
+    /// S: no synchronization ("there are no critical sections and we ignore inter-replica
+    /// dependences").
+    pub no_sync: bool,
+    /// B: perfect bus pipelining (a bus's unpipelined time is 1 cycle; the rest moves to its
+    /// pipelined part so the zero-load latency is unchanged).
+    pub bus_pipelined: bool,
+    /// M: "maximum memory pipelining ... the unpipelined time for a request is 1 cycle" (the
+    /// rest moves to the pipelined part).
+    pub mem_pipelined: bool,
+}
+
+/// One simulation run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimConfig {
+    /// Fixed packet inter-arrival time, PE cycles (may be fractional).
+    pub inter_arrival_cycles: f64,
+    /// Packets simulated (at most; the source may end earlier). 0 = the whole source.
+    pub packets: u64,
+    /// Packets before the measurement window opens.
+    pub warmup_packets: u64,
+    /// Instances a task queue holds; an instance arriving at a full queue is dropped
+    /// ("task queue full").
+    pub task_queue_capacity: u32,
+    /// Seed of the address interleaving over channels.
+    pub seed: u64,
+    pub ideal: Ideal,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            inter_arrival_cycles: 1000.0,
+            packets: 0,
+            warmup_packets: 1000,
+            task_queue_capacity: 1024,
+            seed: 1,
+            ideal: Ideal::default(),
+        }
+    }
+}
+
+impl SimConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.inter_arrival_cycles.is_finite() && self.inter_arrival_cycles > 0.0) {
+            return Err(format!(
+                "inter_arrival_cycles must be a positive number, got {}",
+                self.inter_arrival_cycles
+            ));
+        }
+        if self.task_queue_capacity == 0 {
+            return Err("task_queue_capacity must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_mappings_bind_interface_tasks_to_their_own_pes() {
+        let iface = [true, false, false, true, false];
+        let m = Mapping::default_for(&iface, 8, 2, Replication::None, 2).unwrap();
+        assert_eq!(m.tasks[0].pes, vec![0]);
+        assert_eq!(m.tasks[3].pes, vec![1]);
+        assert_eq!(m.tasks[1].pes, vec![2]);
+        assert_eq!(m.tasks[2].pes, vec![3]);
+        assert_eq!(m.tasks[1].max_concurrent, 1);
+        let g = Mapping::default_for(&iface, 8, 2, Replication::Global, 2).unwrap();
+        assert_eq!(g.tasks[4].pes, (2..8).collect::<Vec<_>>());
+        let s = Mapping::default_for(&iface, 8, 2, Replication::Subset, 2).unwrap();
+        assert_eq!(s.tasks[1].pes, vec![2, 3]);
+        assert_eq!(s.tasks[2].pes, vec![4, 5]);
+        // 4 PEs, 4 interface PEs: processing tasks share all PEs.
+        let f = Mapping::default_for(&iface, 4, 4, Replication::Pe, 2).unwrap();
+        assert_eq!(f.tasks[1].pes, vec![0]);
+        assert!(f.validate(4).is_ok());
+        assert!(f.validate(0).is_err());
+        assert!(Replication::parse("everywhere").is_err());
+    }
+}

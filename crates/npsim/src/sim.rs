@@ -1,0 +1,1379 @@
+//! The discrete-event engine. See `docs/npsim.md` for the model and its sources.
+//!
+//! Everything is index-based: contexts, PEs, tasks, locks, bus and channel instances, requests
+//! and packets live in vectors allocated when the simulator is built (or grown to their
+//! high-water mark: packets in flight and requests), so the event loop does not allocate in the
+//! steady state. Events are kept in a binary heap ordered by (time, sequence number), so ties
+//! are broken first-in first-out and a run is deterministic.
+use crate::config::{Mapping, SimConfig};
+use crate::prog::{CompileParams, Compiler, Op};
+use crate::stats::*;
+use crate::TraceSource;
+use pktflow_arch::np::{BusOrganization, NpArch};
+use pktflow_model::{Fate, MemType};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::time::Instant;
+
+const NONE: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CState {
+    Free,
+    Ready,
+    Running,
+    /// Waiting for outstanding requests (a load slot, or all of them before a release/end).
+    WaitMem,
+    /// Waiting for room in a full request queue (back-pressure).
+    WaitQueue,
+    WaitLock,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Arrive,
+    ComputeDone,
+    Resume,
+    LockGrant,
+    BusDone,
+    ChanArrive,
+    ChanDone,
+    ReqDone,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Ev {
+    t: u64,
+    seq: u64,
+    kind: Kind,
+    idx: u32,
+}
+impl Ord for Ev {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.t, o.seq).cmp(&(self.t, self.seq))
+    }
+}
+impl PartialOrd for Ev {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+struct Ctx {
+    pe: u32,
+    state: CState,
+    slot: u32,
+    task: u32,
+    op: u32,
+    loads: u32,
+    writes: u32,
+    lock: u32,
+    drain: bool,
+}
+
+struct Pe {
+    ready: VecDeque<u32>,
+    running: u32,
+    last_ran: u32,
+    free: Vec<u32>,
+    tasks: Vec<u32>,
+    n_mem: u32,
+    n_lock: u32,
+    t_last: u64,
+    acc: [u64; 4], // busy, memory, lock, idle
+    kicked: bool,
+}
+
+struct Task {
+    q: VecDeque<(u32, u64, u64)>, // slot, enqueue time, sequence
+    pes: Vec<u32>,
+    rr: usize,
+    running: u32,
+    max: u32,
+    t_last: u64,
+    q_int: u128,
+    wait_sum: u128,
+    n: u64,
+    max_len: u64,
+    drops: u64,
+}
+
+struct Lock {
+    holder: u32,
+    waiters: VecDeque<u32>,
+    held_since: u64,
+    held_total: u64,
+}
+
+struct Res {
+    q: VecDeque<u32>,
+    busy: bool,
+    cur: u32,
+    occ: u64,
+    pip_r: u64,
+    pip_w: u64,
+    /// Requests queued or on their way (channels: reserved by a bus that forwards them).
+    reserved: u32,
+    waiters: VecDeque<u32>,
+    blocked_buses: VecDeque<u32>,
+    blocked: bool,
+    t_last: u64,
+    q_int: u128,
+    wait_sum: u128,
+    n: u64,
+    busy_cycles: u64,
+    name: String,
+    storage: usize,
+}
+
+impl Res {
+    fn new(name: String, occ: u64, pip_r: u64, pip_w: u64, cap: usize, storage: usize) -> Res {
+        Res {
+            q: VecDeque::with_capacity(cap + 1),
+            busy: false,
+            cur: NONE,
+            occ,
+            pip_r,
+            pip_w,
+            reserved: 0,
+            waiters: VecDeque::new(),
+            blocked_buses: VecDeque::new(),
+            blocked: false,
+            t_last: 0,
+            q_int: 0,
+            wait_sum: 0,
+            n: 0,
+            busy_cycles: 0,
+            name,
+            storage,
+        }
+    }
+    fn acct(&mut self, now: u64) {
+        self.q_int += self.q.len() as u128 * (now - self.t_last) as u128;
+        self.t_last = now;
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Req {
+    ctx: u32,
+    chan: u32,
+    write: bool,
+    t: u64,
+}
+
+#[derive(Default)]
+struct Slot {
+    id: u64,
+    arrival: u64,
+    measured: bool,
+    wire: u32,
+    /// 0 delivered, 1 dropped by the application, 2 held by it.
+    fate: u8,
+    reason: u32,
+    ops: Vec<Op>,
+    vstart: Vec<u32>,
+    vtask: Vec<u32>,
+    visit: u32,
+}
+
+struct StorageHw {
+    name: String,
+    bus: Option<usize>,
+    private: bool,
+    channels: u32,
+    first_chan: u32,
+}
+
+struct BusHw {
+    org: BusOrganization,
+    first: u32,
+}
+
+/// The simulator of one configuration. Build with [`Sim::new`], then [`Sim::run`].
+pub struct Sim {
+    cfg: SimConfig,
+    pe_count: u32,
+    freq_mhz: u32,
+    pending_limit: u32,
+    cs_latency: u64,
+    handoff: u64,
+    queue_cap: u32,
+    names: Vec<String>,
+    storages: Vec<StorageHw>,
+    bus_types: Vec<BusHw>,
+    comp: CompileParams,
+    compiler: Compiler,
+
+    now: u64,
+    seq: u64,
+    heap: BinaryHeap<Ev>,
+    ctxs: Vec<Ctx>,
+    pes: Vec<Pe>,
+    tasks: Vec<Task>,
+    locks: Vec<Lock>,
+    buses: Vec<Res>,
+    chans: Vec<Res>,
+    reqs: Vec<Req>,
+    free_reqs: Vec<u32>,
+    slots: Vec<Slot>,
+    free_slots: Vec<u32>,
+    kicks: Vec<u32>,
+
+    injected: u64,
+    delivered: u64,
+    app_drops: u64,
+    held: u64,
+    sim_drops: u64,
+    wire_total: u64,
+    app_reasons: Vec<(u32, &'static str, u64)>,
+    sim_reasons: Vec<u64>, // by task
+    latency: Histogram,
+    events: u64,
+    arrivals_done: bool,
+    window_open: bool,
+    win: Window,
+    violations: Vec<String>,
+}
+
+impl Sim {
+    /// `names`: element names by element index (tasks are elements). `pe_count` overrides the
+    /// architecture's.
+    pub fn new(
+        arch: &NpArch,
+        pe_count: u32,
+        mapping: &Mapping,
+        names: Vec<String>,
+        cfg: &SimConfig,
+    ) -> Result<Sim, String> {
+        cfg.validate()?;
+        let mut a = arch.clone();
+        a.np.pe_count = pe_count;
+        let errs: Vec<String> = a
+            .validate()
+            .into_iter()
+            .filter(|e| !e.starts_with("np.interface_pes"))
+            .collect();
+        if !errs.is_empty() {
+            return Err(format!("architecture: {}", errs.join("; ")));
+        }
+        mapping.validate(pe_count)?;
+        if mapping.tasks.len() != names.len() {
+            return Err(format!(
+                "mapping has {} tasks but the application has {} elements",
+                mapping.tasks.len(),
+                names.len()
+            ));
+        }
+        let np = &a.np;
+        let cap = np.queue_size_requests as usize;
+        let ideal = cfg.ideal;
+        // Storage and bus instances.
+        let bus_names: Vec<&String> = a.bus.keys().collect();
+        let mut buses = Vec::new();
+        let mut bus_types = Vec::new();
+        for (name, b) in &a.bus {
+            let (occ, pip) = if ideal.bus_pipelined {
+                (1, (b.unpipelined_cycles + b.pipelined_cycles - 1) as u64)
+            } else {
+                (b.unpipelined_cycles as u64, b.pipelined_cycles as u64)
+            };
+            let first = buses.len() as u32;
+            let inst: Vec<String> = match b.organization {
+                BusOrganization::PerHalfReadWrite => {
+                    ["half0.read", "half0.write", "half1.read", "half1.write"]
+                        .iter()
+                        .map(|s| format!("{name}[{s}]"))
+                        .collect()
+                }
+                BusOrganization::Shared => vec![name.clone()],
+                BusOrganization::PerPe => (0..pe_count).map(|p| format!("{name}[pe{p}]")).collect(),
+            };
+            for n in inst {
+                buses.push(Res::new(n, occ, pip, pip, cap, usize::MAX));
+            }
+            bus_types.push(BusHw {
+                org: b.organization,
+                first,
+            });
+        }
+        let mut storages = Vec::new();
+        let mut chans = Vec::new();
+        for (si, (name, s)) in a.storage.iter().enumerate() {
+            let (occ, pr, pw) = if ideal.mem_pipelined {
+                let extra = s.unpipelined_cycles.saturating_sub(1) as u64;
+                (
+                    1,
+                    s.pipelined_read_cycles as u64 + extra,
+                    s.pipelined_write_cycles as u64 + extra,
+                )
+            } else {
+                (
+                    s.unpipelined_cycles as u64,
+                    s.pipelined_read_cycles as u64,
+                    s.pipelined_write_cycles as u64,
+                )
+            };
+            let bus = if s.bus == "none" {
+                None
+            } else {
+                Some(
+                    bus_names
+                        .iter()
+                        .position(|b| **b == s.bus)
+                        .expect("validated"),
+                )
+            };
+            let first_chan = chans.len() as u32;
+            let copies = if s.private_per_pe { pe_count } else { 1 };
+            for p in 0..copies {
+                for c in 0..s.channels {
+                    let n = if s.private_per_pe {
+                        format!("{name}[pe{p}]")
+                    } else {
+                        format!("{name}[{c}]")
+                    };
+                    chans.push(Res::new(n, occ, pr, pw, cap, si));
+                }
+            }
+            storages.push(StorageHw {
+                name: name.clone(),
+                bus,
+                private: s.private_per_pe,
+                channels: s.channels,
+                first_chan,
+            });
+        }
+        if storages.len() > 255 {
+            return Err("at most 255 storage devices".into());
+        }
+        let m = &a.memory_map;
+        let idx = |d: &String| a.storage.keys().position(|k| k == d).expect("validated") as u8;
+        let mut route = [0u8; 5];
+        for (t, d) in [
+            (MemType::PacketData, &m.packet_data),
+            (MemType::PacketMeta, &m.packet_meta),
+            (MemType::StaticState, &m.static_state),
+            (MemType::DynamicState, &m.dynamic_state),
+            (MemType::Stack, &m.stack),
+        ] {
+            route[t as usize] = idx(d);
+        }
+        // PEs, contexts, tasks.
+        let nctx = np.hardware_contexts_per_pe;
+        let mut pes: Vec<Pe> = (0..pe_count)
+            .map(|p| Pe {
+                ready: VecDeque::with_capacity(nctx as usize),
+                running: NONE,
+                last_ran: NONE,
+                free: (0..nctx).rev().map(|c| p * nctx + c).collect(),
+                tasks: Vec::new(),
+                n_mem: 0,
+                n_lock: 0,
+                t_last: 0,
+                acc: [0; 4],
+                kicked: false,
+            })
+            .collect();
+        let ctxs = (0..pe_count * nctx)
+            .map(|c| Ctx {
+                pe: c / nctx,
+                state: CState::Free,
+                slot: NONE,
+                task: NONE,
+                op: 0,
+                loads: 0,
+                writes: 0,
+                lock: NONE,
+                drain: false,
+            })
+            .collect();
+        let total_ctx = (pe_count * nctx) as usize;
+        let tasks: Vec<Task> = mapping
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                for &p in &t.pes {
+                    pes[p as usize].tasks.push(i as u32);
+                }
+                Task {
+                    q: VecDeque::with_capacity(cfg.task_queue_capacity as usize),
+                    pes: t.pes.clone(),
+                    rr: 0,
+                    running: 0,
+                    max: t.max_concurrent,
+                    t_last: 0,
+                    q_int: 0,
+                    wait_sum: 0,
+                    n: 0,
+                    max_len: 0,
+                    drops: 0,
+                }
+            })
+            .collect();
+        let locks = (0..names.len())
+            .map(|_| Lock {
+                holder: NONE,
+                waiters: VecDeque::with_capacity(total_ctx),
+                held_since: 0,
+                held_total: 0,
+            })
+            .collect();
+        for b in &mut buses {
+            b.waiters.reserve(total_ctx);
+        }
+        let nb = buses.len();
+        for c in &mut chans {
+            c.waiters.reserve(total_ctx);
+            c.blocked_buses.reserve(nb);
+        }
+        let ntasks = names.len();
+        Ok(Sim {
+            cfg: cfg.clone(),
+            pe_count,
+            freq_mhz: np.pe_frequency_mhz,
+            pending_limit: np.pending_loads_per_context,
+            cs_latency: np.context_switch_latency_cycles as u64,
+            handoff: np.lock_handoff_cycles as u64,
+            queue_cap: np.queue_size_requests,
+            names,
+            storages,
+            bus_types,
+            comp: CompileParams {
+                route,
+                cycles_per_instruction: np.cycles_per_instruction,
+                zero_instructions: ideal.zero_instructions,
+                no_sync: ideal.no_sync,
+                seed: cfg.seed,
+            },
+            compiler: Compiler::default(),
+            now: 0,
+            seq: 0,
+            heap: BinaryHeap::with_capacity(4 * total_ctx + 1024),
+            ctxs,
+            pes,
+            tasks,
+            locks,
+            buses,
+            chans,
+            reqs: Vec::with_capacity(total_ctx * 4),
+            free_reqs: Vec::with_capacity(total_ctx * 4),
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            kicks: Vec::with_capacity(pe_count as usize),
+            injected: 0,
+            delivered: 0,
+            app_drops: 0,
+            held: 0,
+            sim_drops: 0,
+            wire_total: 0,
+            app_reasons: Vec::new(),
+            sim_reasons: vec![0; ntasks],
+            latency: Histogram::default(),
+            events: 0,
+            arrivals_done: false,
+            window_open: false,
+            win: Window {
+                start_cycle: 0,
+                end_cycle: 0,
+                arrivals: 0,
+                departures: 0,
+                delivered: 0,
+                delivered_bytes: 0,
+                sim_drops: 0,
+                in_flight_at_start: 0,
+                in_flight_at_end: 0,
+                queued_at_start: 0,
+                queued_at_end: 0,
+            },
+            violations: Vec::new(),
+        })
+    }
+
+    fn push(&mut self, dt: u64, kind: Kind, idx: u32) {
+        self.seq += 1;
+        self.heap.push(Ev {
+            t: self.now + dt,
+            seq: self.seq,
+            kind,
+            idx,
+        });
+    }
+
+    fn violation(&mut self, s: String) {
+        debug_assert!(false, "invariant violated: {s}");
+        if self.violations.len() < 20 {
+            self.violations.push(s);
+        }
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.injected - self.delivered - self.app_drops - self.held - self.sim_drops
+    }
+
+    fn queued(&self) -> u64 {
+        self.tasks.iter().map(|t| t.q.len() as u64).sum()
+    }
+
+    fn arrival_time(&self, k: u64) -> u64 {
+        (k as f64 * self.cfg.inter_arrival_cycles).round() as u64
+    }
+
+    /// Run until the source ends (or `cfg.packets` are injected) and every packet has left.
+    pub fn run(mut self, src: &mut dyn TraceSource) -> Result<SimReport, String> {
+        let wall = Instant::now();
+        self.push(0, Kind::Arrive, 0);
+        while let Some(ev) = self.heap.pop() {
+            debug_assert!(ev.t >= self.now);
+            self.now = ev.t;
+            self.events += 1;
+            match ev.kind {
+                Kind::Arrive => self.arrive(src)?,
+                Kind::ComputeDone | Kind::Resume => self.continue_ctx(ev.idx),
+                Kind::LockGrant => self.make_ready(ev.idx),
+                Kind::BusDone => self.bus_done(ev.idx),
+                Kind::ChanArrive => self.chan_arrive(ev.idx),
+                Kind::ChanDone => self.chan_done(ev.idx),
+                Kind::ReqDone => self.req_done(ev.idx),
+            }
+            while let Some(p) = self.kicks.pop() {
+                self.pes[p as usize].kicked = false;
+                self.pe_schedule(p);
+            }
+        }
+        self.finish(wall.elapsed().as_secs_f64())
+    }
+
+    // ---- arrivals and packets -------------------------------------------------------------
+
+    fn arrive(&mut self, src: &mut dyn TraceSource) -> Result<(), String> {
+        let k = self.injected;
+        let limit_hit = self.cfg.packets > 0 && k >= self.cfg.packets;
+        let trace = if limit_hit { None } else { src.next_trace()? };
+        let Some(t) = trace else {
+            self.arrivals_done = true;
+            if self.window_open {
+                self.win.end_cycle = self.now;
+                self.win.in_flight_at_end = self.in_flight();
+                self.win.queued_at_end = self.queued();
+            }
+            return Ok(());
+        };
+        if k == self.cfg.warmup_packets {
+            self.window_open = true;
+            self.win.start_cycle = self.now;
+            self.win.in_flight_at_start = self.in_flight();
+            self.win.queued_at_start = self.queued();
+        }
+        if self.window_open {
+            // The window is [arrival of packet `warmup`, time the next arrival would be).
+            self.win.arrivals += 1;
+        }
+        let s = match self.free_slots.pop() {
+            Some(s) => s,
+            None => {
+                self.slots.push(Slot::default());
+                (self.slots.len() - 1) as u32
+            }
+        };
+        {
+            let slot = &mut self.slots[s as usize];
+            self.compiler.compile(
+                t,
+                &self.comp,
+                &mut slot.ops,
+                &mut slot.vstart,
+                &mut slot.vtask,
+            );
+            slot.id = t.packet;
+            slot.arrival = self.now;
+            slot.measured = k >= self.cfg.warmup_packets;
+            slot.wire = t.wire_bytes;
+            slot.visit = 0;
+            slot.fate = 2;
+            slot.reason = NONE;
+            if t.fates.iter().any(|f| matches!(f, Fate::Output { .. })) {
+                slot.fate = 0;
+            } else if let Some((e, r)) = t.fates.iter().find_map(|f| match *f {
+                Fate::Drop { element, reason } => Some((element, reason)),
+                _ => None,
+            }) {
+                slot.fate = 1;
+                let i = match self.app_reasons.iter().position(|x| x.0 == e && x.1 == r) {
+                    Some(i) => i,
+                    None => {
+                        self.app_reasons.push((e, r, 0));
+                        self.app_reasons.len() - 1
+                    }
+                };
+                slot.reason = i as u32;
+            }
+            if let Some(&bad) = slot.vtask.iter().find(|&&e| e as usize >= self.tasks.len()) {
+                return Err(format!(
+                    "packet {}: the trace visits element {bad} but the application has {} elements",
+                    t.packet,
+                    self.tasks.len()
+                ));
+            }
+        }
+        self.injected += 1;
+        self.wire_total += t.wire_bytes as u64;
+        if self.slots[s as usize].vtask.is_empty() {
+            self.complete_packet(s);
+        } else {
+            let task = self.slots[s as usize].vtask[0];
+            self.enqueue(task, s);
+        }
+        let dt = self.arrival_time(k + 1) - self.now;
+        self.push(dt, Kind::Arrive, 0);
+        Ok(())
+    }
+
+    fn leave(&mut self, s: u32) {
+        let slot = &self.slots[s as usize];
+        if self.window_open && !self.arrivals_done {
+            self.win.departures += 1;
+            if slot.fate == 0 {
+                self.win.delivered += 1;
+                self.win.delivered_bytes += slot.wire as u64;
+            }
+        }
+        self.free_slots.push(s);
+    }
+
+    fn complete_packet(&mut self, s: u32) {
+        let slot = &self.slots[s as usize];
+        if slot.measured {
+            self.latency.add(self.now - slot.arrival);
+        }
+        match slot.fate {
+            0 => self.delivered += 1,
+            1 => {
+                self.app_drops += 1;
+                self.app_reasons[slot.reason as usize].2 += 1;
+            }
+            _ => self.held += 1,
+        }
+        self.leave(s);
+    }
+
+    fn enqueue(&mut self, t: u32, s: u32) {
+        let cap = self.cfg.task_queue_capacity as usize;
+        let now = self.now;
+        let task = &mut self.tasks[t as usize];
+        if task.q.len() >= cap {
+            task.drops += 1;
+            self.sim_drops += 1;
+            self.sim_reasons[t as usize] += 1;
+            if self.window_open && !self.arrivals_done {
+                self.win.sim_drops += 1;
+            }
+            self.leave(s);
+            return;
+        }
+        task.q_int += task.q.len() as u128 * (now - task.t_last) as u128;
+        task.t_last = now;
+        self.seq += 1;
+        task.q.push_back((s, now, self.seq));
+        task.max_len = task.max_len.max(task.q.len() as u64);
+        self.dispatch_task(t);
+    }
+
+    // ---- dispatch -------------------------------------------------------------------------
+
+    fn dispatch_task(&mut self, t: u32) {
+        loop {
+            let task = &self.tasks[t as usize];
+            if task.q.is_empty() || task.running >= task.max {
+                return;
+            }
+            let n = task.pes.len();
+            let mut found = None;
+            for k in 0..n {
+                let p = task.pes[(task.rr + k) % n];
+                if !self.pes[p as usize].free.is_empty() {
+                    found = Some((p, (task.rr + k + 1) % n));
+                    break;
+                }
+            }
+            let Some((p, rr)) = found else { return };
+            self.tasks[t as usize].rr = rr;
+            self.assign(p, t);
+        }
+    }
+
+    fn dispatch_pe(&mut self, p: u32) {
+        while !self.pes[p as usize].free.is_empty() {
+            let mut best: Option<(u64, u32)> = None;
+            for &t in &self.pes[p as usize].tasks {
+                let task = &self.tasks[t as usize];
+                if task.running >= task.max {
+                    continue;
+                }
+                if let Some(&(_, _, seq)) = task.q.front() {
+                    if best.map_or(true, |b| seq < b.0) {
+                        best = Some((seq, t));
+                    }
+                }
+            }
+            let Some((_, t)) = best else { return };
+            self.assign(p, t);
+        }
+    }
+
+    fn assign(&mut self, p: u32, t: u32) {
+        let now = self.now;
+        let task = &mut self.tasks[t as usize];
+        task.q_int += task.q.len() as u128 * (now - task.t_last) as u128;
+        task.t_last = now;
+        let (s, t_enq, _) = task.q.pop_front().expect("dispatch checked");
+        task.wait_sum += (now - t_enq) as u128;
+        task.n += 1;
+        task.running += 1;
+        let c = self.pes[p as usize].free.pop().expect("dispatch checked");
+        let slot = &self.slots[s as usize];
+        let op = slot.vstart[slot.visit as usize];
+        let ctx = &mut self.ctxs[c as usize];
+        if ctx.slot != NONE || ctx.state != CState::Free {
+            self.violation(format!("context {c} given a second instance"));
+        }
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.slot = s;
+        ctx.task = t;
+        ctx.op = op;
+        self.make_ready(c);
+    }
+
+    // ---- PEs and contexts -----------------------------------------------------------------
+
+    fn pe_acct(&mut self, p: u32) {
+        let now = self.now;
+        let pe = &mut self.pes[p as usize];
+        let k = if pe.running != NONE {
+            0
+        } else if pe.n_mem > 0 {
+            1
+        } else if pe.n_lock > 0 {
+            2
+        } else {
+            3
+        };
+        pe.acc[k] += now - pe.t_last;
+        pe.t_last = now;
+    }
+
+    fn set_state(&mut self, c: u32, s: CState) {
+        let p = self.ctxs[c as usize].pe;
+        self.pe_acct(p);
+        let old = self.ctxs[c as usize].state;
+        let pe = &mut self.pes[p as usize];
+        match old {
+            CState::WaitMem | CState::WaitQueue => pe.n_mem -= 1,
+            CState::WaitLock => pe.n_lock -= 1,
+            _ => {}
+        }
+        match s {
+            CState::WaitMem | CState::WaitQueue => pe.n_mem += 1,
+            CState::WaitLock => pe.n_lock += 1,
+            _ => {}
+        }
+        self.ctxs[c as usize].state = s;
+    }
+
+    fn make_ready(&mut self, c: u32) {
+        self.set_state(c, CState::Ready);
+        let p = self.ctxs[c as usize].pe;
+        self.pes[p as usize].ready.push_back(c);
+        self.kick(p);
+    }
+
+    fn kick(&mut self, p: u32) {
+        let pe = &mut self.pes[p as usize];
+        if !pe.kicked && pe.running == NONE {
+            pe.kicked = true;
+            self.kicks.push(p);
+        }
+    }
+
+    fn set_running(&mut self, p: u32, c: u32) {
+        self.pe_acct(p);
+        self.pes[p as usize].running = c;
+    }
+
+    fn pe_schedule(&mut self, p: u32) {
+        loop {
+            if self.pes[p as usize].running != NONE {
+                return;
+            }
+            let Some(c) = self.pes[p as usize].ready.pop_front() else {
+                return;
+            };
+            self.set_running(p, c);
+            self.set_state(c, CState::Running);
+            let last = self.pes[p as usize].last_ran;
+            self.pes[p as usize].last_ran = c;
+            if self.cs_latency > 0 && last != NONE && last != c {
+                self.push(self.cs_latency, Kind::Resume, c);
+                return;
+            }
+            if !self.step_and_settle(c) {
+                return;
+            }
+        }
+    }
+
+    /// A running context's event (compute done, switch done): continue it.
+    fn continue_ctx(&mut self, c: u32) {
+        let p = self.ctxs[c as usize].pe;
+        if self.ctxs[c as usize].state != CState::Running || self.pes[p as usize].running != c {
+            self.violation(format!("context {c} resumed while not running"));
+            return;
+        }
+        if self.step_and_settle(c) {
+            self.kick(p);
+        }
+    }
+
+    /// Step `c` (running on its PE); returns whether the PE became free.
+    fn step_and_settle(&mut self, c: u32) -> bool {
+        let p = self.ctxs[c as usize].pe;
+        match self.step(c) {
+            Step::Computing => false,
+            Step::Yield => {
+                self.set_running(p, NONE);
+                self.set_state(c, CState::Ready);
+                self.pes[p as usize].ready.push_back(c);
+                true
+            }
+            Step::Blocked => {
+                self.set_running(p, NONE);
+                true
+            }
+            Step::Finished => {
+                self.set_running(p, NONE);
+                self.set_state(c, CState::Free);
+                self.pes[p as usize].free.push(c);
+                self.dispatch_pe(p);
+                true
+            }
+        }
+    }
+
+    fn step(&mut self, c: u32) -> Step {
+        loop {
+            let ctx = &self.ctxs[c as usize];
+            let op = self.slots[ctx.slot as usize].ops[ctx.op as usize];
+            match op {
+                Op::Compute(n) => {
+                    self.ctxs[c as usize].op += 1;
+                    if n == 0 {
+                        continue;
+                    }
+                    self.push(n as u64, Kind::ComputeDone, c);
+                    return Step::Computing;
+                }
+                Op::Mem {
+                    storage,
+                    write,
+                    hash,
+                } => {
+                    if !write && ctx.loads >= self.pending_limit {
+                        self.ctxs[c as usize].drain = false;
+                        self.set_state(c, CState::WaitMem);
+                        return Step::Blocked;
+                    }
+                    if !self.issue(c, storage as usize, write, hash) {
+                        return Step::Blocked;
+                    }
+                    let ctx = &mut self.ctxs[c as usize];
+                    ctx.op += 1;
+                    if write {
+                        ctx.writes += 1;
+                    } else {
+                        ctx.loads += 1;
+                    }
+                    // Context switch on every long-latency access (seed 000 section 3.2).
+                    if self.storages[storage as usize].bus.is_some() {
+                        return Step::Yield;
+                    }
+                }
+                Op::Acquire(l) => {
+                    if ctx.lock != NONE {
+                        self.violation(format!(
+                            "context {c} acquires lock {l} holding {}",
+                            ctx.lock
+                        ));
+                    }
+                    let lock = &mut self.locks[l as usize];
+                    if lock.holder == NONE {
+                        lock.holder = c;
+                        lock.held_since = self.now;
+                        let ctx = &mut self.ctxs[c as usize];
+                        ctx.lock = l;
+                        ctx.op += 1;
+                    } else {
+                        lock.waiters.push_back(c);
+                        self.set_state(c, CState::WaitLock);
+                        return Step::Blocked;
+                    }
+                }
+                Op::Release(l) => {
+                    if ctx.loads + ctx.writes > 0 {
+                        self.ctxs[c as usize].drain = true;
+                        self.set_state(c, CState::WaitMem);
+                        return Step::Blocked;
+                    }
+                    self.release(c, l);
+                    self.ctxs[c as usize].op += 1;
+                }
+                Op::End => {
+                    if ctx.loads + ctx.writes > 0 {
+                        self.ctxs[c as usize].drain = true;
+                        self.set_state(c, CState::WaitMem);
+                        return Step::Blocked;
+                    }
+                    if ctx.lock != NONE {
+                        self.violation(format!("context {c} ends holding lock {}", ctx.lock));
+                    }
+                    self.finish_instance(c);
+                    return Step::Finished;
+                }
+            }
+        }
+    }
+
+    fn release(&mut self, c: u32, l: u32) {
+        let now = self.now;
+        let lock = &mut self.locks[l as usize];
+        if lock.holder != c {
+            let h = lock.holder;
+            self.violation(format!("context {c} releases lock {l} held by {h}"));
+            return;
+        }
+        lock.held_total += now - lock.held_since;
+        self.ctxs[c as usize].lock = NONE;
+        let lock = &mut self.locks[l as usize];
+        match lock.waiters.pop_front() {
+            None => lock.holder = NONE,
+            Some(w) => {
+                lock.holder = w;
+                lock.held_since = now;
+                let wc = &mut self.ctxs[w as usize];
+                wc.lock = l;
+                wc.op += 1;
+                if self.handoff == 0 {
+                    self.make_ready(w);
+                } else {
+                    self.push(self.handoff, Kind::LockGrant, w);
+                }
+            }
+        }
+    }
+
+    fn finish_instance(&mut self, c: u32) {
+        let ctx = &mut self.ctxs[c as usize];
+        let (s, t) = (ctx.slot, ctx.task);
+        ctx.slot = NONE;
+        ctx.task = NONE;
+        self.tasks[t as usize].running -= 1;
+        let slot = &mut self.slots[s as usize];
+        slot.visit += 1;
+        if (slot.visit as usize) < slot.vtask.len() {
+            let next = slot.vtask[slot.visit as usize];
+            self.enqueue(next, s);
+        } else {
+            self.complete_packet(s);
+        }
+        self.dispatch_task(t);
+    }
+
+    // ---- memory ---------------------------------------------------------------------------
+
+    fn route(&self, c: u32, storage: usize, write: bool, hash: u32) -> (u32, u32) {
+        let st = &self.storages[storage];
+        let pe = self.ctxs[c as usize].pe;
+        let ch = hash % st.channels;
+        let chan = if st.private {
+            st.first_chan + pe * st.channels + ch
+        } else {
+            st.first_chan + ch
+        };
+        let bus = match st.bus {
+            None => NONE,
+            Some(b) => {
+                let bt = &self.bus_types[b];
+                match bt.org {
+                    BusOrganization::PerHalfReadWrite => {
+                        let half = (pe >= self.pe_count.div_ceil(2)) as u32;
+                        bt.first + half * 2 + write as u32
+                    }
+                    BusOrganization::Shared => bt.first,
+                    BusOrganization::PerPe => bt.first + pe,
+                }
+            }
+        };
+        (bus, chan)
+    }
+
+    fn alloc_req(&mut self, r: Req) -> u32 {
+        match self.free_reqs.pop() {
+            Some(i) => {
+                self.reqs[i as usize] = r;
+                i
+            }
+            None => {
+                self.reqs.push(r);
+                (self.reqs.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Issue a request for context `c`; false (and the context waits for room) when the first
+    /// queue on its path is full.
+    fn issue(&mut self, c: u32, storage: usize, write: bool, hash: u32) -> bool {
+        let (bus, chan) = self.route(c, storage, write, hash);
+        let cap = self.queue_cap;
+        let now = self.now;
+        if bus != NONE {
+            let b = &mut self.buses[bus as usize];
+            if b.q.len() as u32 >= cap {
+                b.waiters.push_back(c);
+                self.set_state(c, CState::WaitQueue);
+                return false;
+            }
+            let r = self.alloc_req(Req {
+                ctx: c,
+                chan,
+                write,
+                t: now,
+            });
+            let b = &mut self.buses[bus as usize];
+            b.acct(now);
+            b.q.push_back(r);
+            self.bus_start(bus);
+        } else {
+            let ch = &mut self.chans[chan as usize];
+            if ch.reserved >= cap {
+                ch.waiters.push_back(c);
+                self.set_state(c, CState::WaitQueue);
+                return false;
+            }
+            ch.reserved += 1;
+            let r = self.alloc_req(Req {
+                ctx: c,
+                chan,
+                write,
+                t: now,
+            });
+            self.chan_arrive(r);
+        }
+        true
+    }
+
+    fn bus_start(&mut self, b: u32) {
+        let now = self.now;
+        let cap = self.queue_cap;
+        let bus = &self.buses[b as usize];
+        if bus.busy || bus.blocked {
+            return;
+        }
+        let Some(&r) = bus.q.front() else { return };
+        let chan = self.reqs[r as usize].chan;
+        if self.chans[chan as usize].reserved >= cap {
+            self.buses[b as usize].blocked = true;
+            self.chans[chan as usize].blocked_buses.push_back(b);
+            return;
+        }
+        self.chans[chan as usize].reserved += 1;
+        let bus = &mut self.buses[b as usize];
+        bus.acct(now);
+        bus.q.pop_front();
+        bus.wait_sum += (now - self.reqs[r as usize].t) as u128;
+        bus.n += 1;
+        bus.busy = true;
+        bus.cur = r;
+        let occ = bus.occ;
+        bus.busy_cycles += occ;
+        let w = bus.waiters.pop_front();
+        self.push(occ, Kind::BusDone, b);
+        if let Some(c) = w {
+            self.make_ready(c);
+        }
+    }
+
+    fn bus_done(&mut self, b: u32) {
+        let bus = &mut self.buses[b as usize];
+        bus.busy = false;
+        let r = bus.cur;
+        bus.cur = NONE;
+        let pip = if self.reqs[r as usize].write {
+            bus.pip_w
+        } else {
+            bus.pip_r
+        };
+        self.push(pip, Kind::ChanArrive, r);
+        self.bus_start(b);
+    }
+
+    /// A request reaches its channel (its slot there is already reserved).
+    fn chan_arrive(&mut self, r: u32) {
+        let now = self.now;
+        self.reqs[r as usize].t = now;
+        let ch = self.reqs[r as usize].chan;
+        let c = &mut self.chans[ch as usize];
+        c.acct(now);
+        c.q.push_back(r);
+        self.chan_start(ch);
+    }
+
+    fn chan_start(&mut self, ch: u32) {
+        let now = self.now;
+        let c = &mut self.chans[ch as usize];
+        if c.busy {
+            return;
+        }
+        c.acct(now);
+        let Some(r) = c.q.pop_front() else { return };
+        c.wait_sum += (now - self.reqs[r as usize].t) as u128;
+        c.n += 1;
+        c.busy = true;
+        c.cur = r;
+        let occ = c.occ;
+        c.busy_cycles += occ;
+        self.push(occ, Kind::ChanDone, ch);
+    }
+
+    fn chan_done(&mut self, ch: u32) {
+        let c = &mut self.chans[ch as usize];
+        c.busy = false;
+        let r = c.cur;
+        c.cur = NONE;
+        c.reserved -= 1;
+        let pip = if self.reqs[r as usize].write {
+            c.pip_w
+        } else {
+            c.pip_r
+        };
+        let blocked = c.blocked_buses.pop_front();
+        let waiter = c.waiters.pop_front();
+        self.push(pip, Kind::ReqDone, r);
+        self.chan_start(ch);
+        if let Some(b) = blocked {
+            self.buses[b as usize].blocked = false;
+            self.bus_start(b);
+        }
+        if let Some(w) = waiter {
+            self.make_ready(w);
+        }
+    }
+
+    fn req_done(&mut self, r: u32) {
+        let req = self.reqs[r as usize];
+        self.free_reqs.push(r);
+        let limit = self.pending_limit;
+        let ctx = &mut self.ctxs[req.ctx as usize];
+        if req.write {
+            ctx.writes -= 1;
+        } else {
+            ctx.loads -= 1;
+        }
+        if ctx.state == CState::WaitMem {
+            let ok = if ctx.drain {
+                ctx.loads + ctx.writes == 0
+            } else {
+                ctx.loads < limit
+            };
+            if ok {
+                self.make_ready(req.ctx);
+            }
+        }
+    }
+
+    // ---- report ---------------------------------------------------------------------------
+
+    fn finish(mut self, wall: f64) -> Result<SimReport, String> {
+        let now = self.now;
+        let total = now.max(1) as f64;
+        for p in 0..self.pe_count {
+            self.pe_acct(p);
+        }
+        // Invariants at the end: everything left, nothing held.
+        let in_flight = self.in_flight();
+        if in_flight != 0 {
+            self.violation(format!(
+                "{in_flight} packets still in flight after the drain"
+            ));
+        }
+        for (i, l) in self.locks.iter().enumerate() {
+            if l.holder != NONE || !l.waiters.is_empty() {
+                let s = format!("lock {i} still held or awaited at the end");
+                self.violations.push(s);
+            }
+        }
+        if self.ctxs.iter().any(|c| c.state != CState::Free) {
+            self.violations
+                .push("a context is still busy at the end".into());
+        }
+        let ns_per_cycle = 1000.0 / self.freq_mhz as f64;
+        let lat = Latency {
+            mean_cycles: self.latency.mean(),
+            p50_cycles: self.latency.quantile(0.5),
+            p90_cycles: self.latency.quantile(0.9),
+            p99_cycles: self.latency.quantile(0.99),
+            max_cycles: self.latency.max(),
+            mean_ns: self.latency.mean() * ns_per_cycle,
+        };
+        let pes = self
+            .pes
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let f = |k: usize| p.acc[k] as f64 / total;
+                PeStats {
+                    pe: i as u32,
+                    busy: f(0),
+                    memory_wait: f(1),
+                    lock_wait: f(2),
+                    idle: f(3),
+                }
+            })
+            .collect();
+        let res = |r: &Res| ResourceStats {
+            name: r.name.clone(),
+            requests: r.n,
+            utilization: r.busy_cycles as f64 / total,
+            mean_queue_delay_cycles: if r.n > 0 {
+                r.wait_sum as f64 / r.n as f64
+            } else {
+                0.0
+            },
+            mean_queue_length: r.q_int as f64 / total,
+        };
+        let buses: Vec<ResourceStats> = self.buses.iter().map(res).collect();
+        let channels: Vec<ResourceStats> = self
+            .chans
+            .iter()
+            .filter(|c| !self.storages[c.storage].private)
+            .map(res)
+            .collect();
+        let storage = self
+            .storages
+            .iter()
+            .enumerate()
+            .map(|(si, s)| {
+                let cs: Vec<&Res> = self.chans.iter().filter(|c| c.storage == si).collect();
+                let n: u64 = cs.iter().map(|c| c.n).sum();
+                let busy: u64 = cs.iter().map(|c| c.busy_cycles).sum();
+                let wait: u128 = cs.iter().map(|c| c.wait_sum).sum();
+                let qi: u128 = cs.iter().map(|c| c.q_int).sum();
+                ResourceStats {
+                    name: s.name.clone(),
+                    requests: n,
+                    utilization: busy as f64 / (total * cs.len().max(1) as f64),
+                    mean_queue_delay_cycles: if n > 0 { wait as f64 / n as f64 } else { 0.0 },
+                    mean_queue_length: qi as f64 / total,
+                }
+            })
+            .collect();
+        let tasks = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.n > 0 || t.drops > 0)
+            .map(|(i, t)| TaskStats {
+                task: i as u32,
+                element: self.names[i].clone(),
+                instances: t.n,
+                mean_queue_cycles: if t.n > 0 {
+                    t.wait_sum as f64 / t.n as f64
+                } else {
+                    0.0
+                },
+                mean_queue_length: t.q_int as f64 / total,
+                max_queue_length: t.max_len,
+                lock_held: self.locks[i].held_total as f64 / total,
+                dropped: t.drops,
+            })
+            .collect();
+        let mut np_drops = BTreeMap::new();
+        for (i, &n) in self.sim_reasons.iter().enumerate() {
+            if n > 0 {
+                np_drops.insert(format!("task queue full: {}", self.names[i]), n);
+            }
+        }
+        let mut app_reasons = BTreeMap::new();
+        for &(e, r, n) in &self.app_reasons {
+            if n > 0 {
+                let name = self.names.get(e as usize).cloned().unwrap_or_default();
+                *app_reasons.entry(format!("{name}: {r}")).or_insert(0) += n;
+            }
+        }
+        let w = &self.win;
+        let wlen = w.end_cycle.saturating_sub(w.start_cycle) as f64;
+        let hz = self.freq_mhz as f64 * 1e6;
+        let secs = wlen / hz;
+        let ia = self.cfg.inter_arrival_cycles;
+        Ok(SimReport {
+            pe_count: self.pe_count,
+            pe_frequency_mhz: self.freq_mhz,
+            inter_arrival_cycles: ia,
+            offered_packets_per_second: hz / ia,
+            injected: self.injected,
+            delivered: self.delivered,
+            dropped_by_app: self.app_drops,
+            held_by_app: self.held,
+            dropped_by_np: np_drops,
+            dropped_by_app_reasons: app_reasons,
+            in_flight_at_end: in_flight,
+            mean_wire_bytes: if self.injected > 0 {
+                self.wire_total as f64 / self.injected as f64
+            } else {
+                0.0
+            },
+            cycles: now,
+            mean_inter_departure_cycles: if w.departures > 0 {
+                wlen / w.departures as f64
+            } else {
+                f64::INFINITY
+            },
+            mean_inter_arrival_cycles: if w.arrivals > 0 {
+                wlen / w.arrivals as f64
+            } else {
+                ia
+            },
+            throughput_packets_per_second: if secs > 0.0 {
+                w.delivered as f64 / secs
+            } else {
+                0.0
+            },
+            throughput_gbps: if secs > 0.0 {
+                w.delivered_bytes as f64 * 8.0 / secs / 1e9
+            } else {
+                0.0
+            },
+            window: w.clone(),
+            latency: lat,
+            pes,
+            buses,
+            channels,
+            storage,
+            tasks,
+            events: self.events,
+            wall_seconds: wall,
+            events_per_second: if wall > 0.0 {
+                self.events as f64 / wall
+            } else {
+                0.0
+            },
+            invariant_violations: self.violations,
+        })
+    }
+}
+
+enum Step {
+    Computing,
+    Yield,
+    Blocked,
+    Finished,
+}

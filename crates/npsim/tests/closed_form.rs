@@ -1,0 +1,304 @@
+//! The closed-form checks of issue 3 ("Done when"): a single-context PE with deterministic
+//! service time s keeps up exactly up to 1/s; a workload bound by one bus saturates at the
+//! reciprocal of that bus's unpipelined occupancy per packet; Little's law on measured queues.
+mod common;
+use common::*;
+use pktflow_model::{AccessKind::*, MemType::*};
+use pktflow_npsim::*;
+
+fn one_task(pes: u32) -> Mapping {
+    Mapping {
+        tasks: vec![TaskMap {
+            pes: (0..pes).collect(),
+            max_concurrent: u32::MAX,
+        }],
+    }
+}
+
+fn cfg(ia: f64, packets: u64) -> SimConfig {
+    SimConfig {
+        inter_arrival_cycles: ia,
+        packets,
+        warmup_packets: packets / 5,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn single_context_pe_keeps_up_exactly_up_to_one_over_s() {
+    let s = 100u32;
+    let a = arch(
+        &Hw::default(),
+        storage(1, 1, 1, 1, "xbus", false),
+        shared_bus(1, 1),
+        "ext",
+    );
+    let traces = vec![trace(&[(0, s, vec![])], 64)];
+    let m = one_task(1);
+    let run = |ia: f64| {
+        let mut src = VecSource::new(traces.clone(), 3000);
+        simulate(&a, 1, &m, vec!["t".into()], &cfg(ia, 3000), &mut src)
+    };
+    // At 1/s: no queueing at all, every packet takes exactly s.
+    let r = run(s as f64).unwrap();
+    assert!(r.keeps_up(0.0, true), "{:?}", r.window);
+    assert_eq!(r.latency.max_cycles, s as u64);
+    assert_eq!(r.tasks[0].max_queue_length, 1);
+    assert!((r.pes[0].busy - 1.0).abs() < 0.01);
+    // 5% faster: departures stay at one per s, the queue grows.
+    let r = run(0.95 * s as f64).unwrap();
+    assert!(!r.keeps_up(0.02, false));
+    assert!((r.mean_inter_departure_cycles - s as f64).abs() < 0.01 * s as f64);
+    assert!(r.window.in_flight_at_end > r.window.in_flight_at_start + 50);
+    // Bisection: the bracket holds s (criterion tolerance 0.1%, precision 0.1%).
+    let mr = max_rate(
+        run,
+        &MaxRateConfig {
+            tolerance: 0.001,
+            precision: 0.001,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let [lo, hi] = mr.bracket_cycles;
+    assert!(
+        hi >= 0.997 * s as f64 && hi <= 1.001 * s as f64,
+        "{lo} {hi}"
+    );
+    assert!(lo < 0.999 * s as f64);
+    assert!((mr.packets_per_second - 1e9 / hi).abs() < 1e-6 * mr.packets_per_second);
+    assert!((mr.gbps - mr.packets_per_second * 64.0 * 8.0 / 1e9).abs() < 1e-9);
+}
+
+#[test]
+fn bus_bound_workload_saturates_at_the_bus_occupancy() {
+    // 3 reads of packet data per packet through one shared bus of occupancy 10 cycles: the
+    // bus allows one packet per 30 cycles; 4 PEs x 8 contexts compute 20 instructions per
+    // packet (5 cycles per packet in aggregate), the 8-channel device needs 3 cycles.
+    let h = Hw {
+        pes: 4,
+        contexts: 8,
+        ..Default::default()
+    };
+    let a = arch(
+        &h,
+        storage(1, 20, 20, 8, "xbus", false),
+        shared_bus(10, 30),
+        "ext",
+    );
+    let acc3 = vec![
+        acc(PacketData, Read, 5, 0, 0),
+        acc(PacketData, Read, 10, 0, 64),
+        acc(PacketData, Read, 15, 0, 128),
+    ];
+    let traces = vec![trace(&[(0, 20, acc3)], 100)];
+    let m = one_task(4);
+    let run = |ia: f64| {
+        let mut src = VecSource::new(traces.clone(), 4000);
+        simulate(&a, 4, &m, vec!["t".into()], &cfg(ia, 4000), &mut src)
+    };
+    let mr = max_rate(
+        run,
+        &MaxRateConfig {
+            tolerance: 0.005,
+            precision: 0.002,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let hi = mr.inter_arrival_cycles;
+    assert!(
+        (hi - 30.0).abs() <= 0.02 * 30.0,
+        "saturates at {hi} cycles per packet"
+    );
+    let bus = mr.report.buses.iter().find(|b| b.name == "xbus").unwrap();
+    assert!(
+        bus.utilization > 0.95,
+        "bus utilization {}",
+        bus.utilization
+    );
+    // Past saturation the departures are one per 30 cycles.
+    let r = run(25.0).unwrap();
+    assert!(!r.keeps_up(0.005, false));
+    assert!((r.mean_inter_departure_cycles - 30.0).abs() < 0.02 * 30.0);
+}
+
+#[test]
+fn littles_law_holds_on_task_bus_and_channel_queues() {
+    let h = Hw {
+        pes: 2,
+        contexts: 4,
+        pending: 1,
+        queue: 4,
+        ..Default::default()
+    };
+    let a = arch(
+        &h,
+        storage(3, 20, 5, 2, "xbus", false),
+        shared_bus(4, 10),
+        "half",
+    );
+    let t1 = trace(
+        &[
+            (
+                0,
+                30,
+                vec![
+                    acc(PacketData, Read, 3, 0, 0),
+                    acc(PacketMeta, Write, 9, 0, 0),
+                ],
+            ),
+            (
+                1,
+                50,
+                vec![
+                    acc(DynamicState, Read, 10, 1 << 8, 7),
+                    acc(DynamicState, Write, 40, 1 << 8, 7),
+                ],
+            ),
+        ],
+        80,
+    );
+    let t2 = trace(
+        &[
+            (0, 10, vec![acc(PacketData, Read, 1, 0, 64)]),
+            (1, 5, vec![]),
+        ],
+        60,
+    );
+    let m = Mapping {
+        tasks: vec![
+            TaskMap {
+                pes: vec![0],
+                max_concurrent: u32::MAX,
+            },
+            TaskMap {
+                pes: vec![0, 1],
+                max_concurrent: u32::MAX,
+            },
+        ],
+    };
+    let mut src = VecSource::new(vec![t1, t2], 1500);
+    let r = simulate(
+        &a,
+        2,
+        &m,
+        vec!["a".into(), "b".into()],
+        &cfg(30.0, 3000),
+        &mut src,
+    )
+    .unwrap();
+    assert!(
+        r.invariant_violations.is_empty(),
+        "{:?}",
+        r.invariant_violations
+    );
+    let t = r.cycles as f64;
+    let mut checked = 0;
+    let mut nonzero = 0;
+    let mut check = |name: &str, l: f64, n: u64, w: f64| {
+        // L = lambda W, lambda = n / T.
+        let lw = n as f64 / t * w;
+        assert!(
+            (l - lw).abs() <= 1e-9 * l.max(1.0),
+            "{name}: L {l} vs lambda W {lw}"
+        );
+        checked += 1;
+        if l > 0.0 {
+            nonzero += 1;
+        }
+    };
+    for q in &r.tasks {
+        check(
+            &q.element,
+            q.mean_queue_length,
+            q.instances,
+            q.mean_queue_cycles,
+        );
+    }
+    for b in r
+        .buses
+        .iter()
+        .chain(r.channels.iter())
+        .chain(r.storage.iter())
+    {
+        check(
+            &b.name,
+            b.mean_queue_length,
+            b.requests,
+            b.mean_queue_delay_cycles,
+        );
+    }
+    assert!(checked >= 8 && nonzero >= 3, "{checked} {nonzero}");
+    // PE time splits into the four states.
+    for p in &r.pes {
+        let s = p.busy + p.memory_wait + p.lock_wait + p.idle;
+        assert!((s - 1.0).abs() < 1e-9, "{s}");
+    }
+}
+
+#[test]
+fn a_critical_section_bounds_a_replicated_task_and_s_removes_the_bound() {
+    // Every packet holds the lock of task 0 for its 200 cycles between two accesses to a
+    // private (1-cycle) store: replicas on 4 PEs x 4 contexts cannot beat one packet per ~200.
+    let h = Hw {
+        pes: 4,
+        contexts: 4,
+        ..Default::default()
+    };
+    let a = arch(
+        &h,
+        storage(1, 1, 1, 1, "xbus", false),
+        shared_bus(1, 1),
+        "regs",
+    );
+    let t = trace(
+        &[(
+            0,
+            210,
+            vec![
+                acc(DynamicState, Read, 5, 1, 0),
+                acc(DynamicState, Write, 205, 1, 0),
+            ],
+        )],
+        64,
+    );
+    let m = one_task(4);
+    let go = |ideal: Ideal| {
+        let a = a.clone();
+        let t = t.clone();
+        let m = m.clone();
+        max_rate(
+            move |ia| {
+                let mut src = VecSource::new(vec![t.clone()], 3000);
+                let c = SimConfig {
+                    ideal,
+                    ..cfg(ia, 3000)
+                };
+                simulate(&a, 4, &m, vec!["t".into()], &c, &mut src)
+            },
+            &MaxRateConfig {
+                tolerance: 0.005,
+                precision: 0.005,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let locked = go(Ideal::default());
+    let x = locked.inter_arrival_cycles;
+    assert!(x > 195.0 && x < 210.0, "{x}");
+    let lock_wait: f64 = locked.report.pes.iter().map(|p| p.lock_wait).sum();
+    assert!(lock_wait > 0.0);
+    assert!(locked.report.tasks[0].lock_held > 0.9);
+    let free = go(Ideal {
+        no_sync: true,
+        ..Default::default()
+    });
+    // 16 contexts, 210 cycles of work on 4 PEs: ~52.5 cycles per packet.
+    assert!(
+        free.inter_arrival_cycles < 60.0,
+        "{}",
+        free.inter_arrival_cycles
+    );
+}
