@@ -457,7 +457,7 @@ impl Network {
                 let li = node * lanes + lane;
                 if self.ni_cur[li] == NONE32 {
                     let Some(&pid) = self.srcq[node].front() else {
-                        break;
+                        continue; // other lanes may still be sending
                     };
                     // a free local VC, preferring the emptiest one
                     let mut found = NONE8 as usize;
@@ -470,7 +470,7 @@ impl Network {
                         }
                     }
                     if found == NONE8 as usize {
-                        break;
+                        continue;
                     }
                     self.ni_busy[node * self.vt + found] = true;
                     self.srcq[node].pop_front();
