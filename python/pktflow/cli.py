@@ -254,6 +254,9 @@ def arch_show(
 
 
 def _register_optional() -> None:
+    from pktflow import cli_np  # pktflow simulate / maxrate (crates/npsim)
+
+    cli_np.register(app)
     try:
         from pktflow import cli_noc
     except ImportError:  # the NoC commands are optional while being built

@@ -33,7 +33,7 @@ fn main() -> Result<(), String> {
         rep,
         mr.packets_per_second,
         mr.gbps,
-        mr.bracket_cycles,
+        mr.bracket.inter_arrival_cycles,
         mr.probes.len(),
         search
     );

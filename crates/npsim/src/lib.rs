@@ -11,6 +11,7 @@
 //! Traces are streamed: the simulator pulls the next packet's trace from a [`TraceSource`] when
 //! that packet arrives, compiles it into the operations of its visits and keeps only packets in
 //! flight, so memory does not grow with the length of the trace.
+pub mod api;
 pub mod app;
 pub mod config;
 pub mod maxrate;

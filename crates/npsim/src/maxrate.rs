@@ -43,6 +43,15 @@ pub struct Probe {
     pub np_drops: u64,
 }
 
+/// The bisection's final bracket.
+#[derive(Clone, Debug, Serialize)]
+pub struct Bracket {
+    /// [largest failing, smallest sustainable] inter-arrival time, cycles.
+    pub inter_arrival_cycles: [f64; 2],
+    /// [sustainable, failing] rates, packets per second.
+    pub packets_per_second: [f64; 2],
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct MaxRate {
     /// Smallest inter-arrival time found sustainable, cycles.
@@ -50,10 +59,7 @@ pub struct MaxRate {
     pub packets_per_second: f64,
     /// At the trace's mean wire size.
     pub gbps: f64,
-    /// [largest failing, smallest sustainable] inter-arrival time, cycles.
-    pub bracket_cycles: [f64; 2],
-    /// [sustainable, failing] rates, packets per second.
-    pub bracket_packets_per_second: [f64; 2],
+    pub bracket: Bracket,
     pub mean_wire_bytes: f64,
     pub probes: Vec<Probe>,
     /// The run at the sustainable end of the bracket.
@@ -150,8 +156,10 @@ pub fn max_rate(
         inter_arrival_cycles: hi,
         packets_per_second: pps,
         gbps: pps * best.mean_wire_bytes * 8.0 / 1e9,
-        bracket_cycles: [lo, hi],
-        bracket_packets_per_second: [pps, hz / lo],
+        bracket: Bracket {
+            inter_arrival_cycles: [lo, hi],
+            packets_per_second: [pps, hz / lo],
+        },
         mean_wire_bytes: best.mean_wire_bytes,
         probes,
         report: best,

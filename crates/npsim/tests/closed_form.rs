@@ -60,7 +60,7 @@ fn single_context_pe_keeps_up_exactly_up_to_one_over_s() {
         },
     )
     .unwrap();
-    let [lo, hi] = mr.bracket_cycles;
+    let [lo, hi] = mr.bracket.inter_arrival_cycles;
     assert!(
         hi >= 0.997 * s as f64 && hi <= 1.001 * s as f64,
         "{lo} {hi}"

@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod app;
 mod noc;
+mod npsim;
 
 pyo3::create_exception!(
     _core,
@@ -18,5 +19,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PktflowError", m.py().get_type::<PktflowError>())?;
     app::register(m)?;
     noc::register(m)?;
+    npsim::register(m)?;
     Ok(())
 }

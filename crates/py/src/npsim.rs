@@ -1,0 +1,27 @@
+//! Python functions of the network-processor timing simulator (crates/npsim). Both take and
+//! return JSON strings (request: `{"spec": ..., "sim": ..., "search": ...}`, see docs/npsim.md);
+//! errors become `pktflow.PktflowError`.
+use crate::PktflowError;
+use pyo3::prelude::*;
+
+/// One simulation at a fixed inter-arrival time.
+#[pyfunction]
+fn simulate(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_npsim::api::simulate_json(&r))
+        .map_err(PktflowError::new_err)
+}
+
+/// Maximum sustainable rate by bisection.
+#[pyfunction]
+fn maxrate(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_npsim::api::maxrate_json(&r))
+        .map_err(PktflowError::new_err)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(maxrate, m)?)?;
+    Ok(())
+}
