@@ -209,19 +209,21 @@ mod tests {
     fn program_places_accesses_at_their_instruction_and_locks_around_shared_state() {
         use AccessKind::*;
         use MemType::*;
-        let mut t = PacketTrace::default();
-        t.accesses = vec![
-            acc(PacketData, Read, 5, 0),
-            acc(StaticState, Read, 8, 7), // read-only static: no lock
-            acc(DynamicState, Write, 12, 9),
-        ];
-        t.visits = vec![Visit {
-            element: 3,
-            port: 0,
-            instructions: 20,
-            access_start: 0,
-            access_end: 3,
-        }];
+        let mut t = PacketTrace {
+            accesses: vec![
+                acc(PacketData, Read, 5, 0),
+                acc(StaticState, Read, 8, 7), // read-only static: no lock
+                acc(DynamicState, Write, 12, 9),
+            ],
+            visits: vec![Visit {
+                element: 3,
+                port: 0,
+                instructions: 20,
+                access_start: 0,
+                access_end: 3,
+            }],
+            ..Default::default()
+        };
         let p = CompileParams {
             route: [0, 1, 2, 1, 3],
             cycles_per_instruction: 2,

@@ -712,7 +712,7 @@ impl Sim {
                     continue;
                 }
                 if let Some(&(_, _, seq)) = task.q.front() {
-                    if best.map_or(true, |b| seq < b.0) {
+                    if best.is_none() || best.is_some_and(|b| seq < b.0) {
                         best = Some((seq, t));
                     }
                 }

@@ -8,15 +8,18 @@ use pktflow_model::{AccessKind, MemAccess, MemType};
 use pktflow_npsim::*;
 use proptest::prelude::*;
 
-fn access() -> impl Strategy<Value = (u8, bool, u32, u32, u64)> {
+type Acc = (u8, bool, u32, u32, u64);
+type V = (u32, u32, Vec<Acc>);
+
+fn access() -> impl Strategy<Value = Acc> {
     (0u8..5, any::<bool>(), 0u32..120, 0u32..3, 0u64..4)
 }
 
-fn visit() -> impl Strategy<Value = (u32, u32, Vec<(u8, bool, u32, u32, u64)>)> {
+fn visit() -> impl Strategy<Value = V> {
     (0u32..4, 0u32..150, prop::collection::vec(access(), 0..5))
 }
 
-fn build(v: &[(u32, u32, Vec<(u8, bool, u32, u32, u64)>)]) -> pktflow_model::PacketTrace {
+fn build(v: &[V]) -> pktflow_model::PacketTrace {
     let visits: Vec<(u32, u32, Vec<MemAccess>)> = v
         .iter()
         .map(|(e, n, a)| {
