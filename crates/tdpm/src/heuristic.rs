@@ -1,0 +1,720 @@
+//! The partitioning and mapping coordinator of seed 001 (`001_50c9ec885c831f52.txt`) section
+//! 4.4, Figure 4: identify the critical path from the profile; one task per PPF; then repeat
+//! Choose Action (grouping, unless "task stages are imbalanced and there are available MEs for
+//! duplication"), Choose Best Candidate (grouping: the candidate list "prioritized by the
+//! reduced communication cost", built once and updated incrementally; duplication: "the task
+//! with the largest utilization factor"), the two checks (control store and no recursion or
+//! cycle; the cost model says throughput improves) with rollback, and Update Tasks; finally map
+//! critical tasks to MEs in descending order of utilization and non-critical tasks to the
+//! XScale core.
+//!
+//! The same machinery, with the throughput check switched off and no critical-path
+//! differentiation, is the COMM baseline's greedy grouping (section 5).
+use crate::cost::{Eval, Mapping, Model, StaticCost, Task};
+use crate::error::TdpmError;
+use crate::graph::End;
+use serde::Serialize;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap};
+
+/// Parameters of the heuristic (the paper names them but gives no values; see docs/tdpm.md).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Options {
+    /// A PPF is critical when its packet rate λ_i is at least this fraction of the largest
+    /// PPF rate (the critical path is what most packets traverse).
+    pub critical_threshold: f64,
+    /// Stages are "imbalanced" when the largest utilization per ME exceeds the smallest by
+    /// this factor.
+    pub imbalance: f64,
+    /// false: every PPF is critical (TDPM-S of section 5).
+    pub differentiate_critical: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            critical_threshold: 0.1,
+            imbalance: 1.5,
+            differentiate_critical: true,
+        }
+    }
+}
+
+/// What the coordinator did (for reports and the complexity measurements).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Steps {
+    pub groupings: u32,
+    pub duplications: u32,
+    /// Actions that failed a check and were rolled back.
+    pub rejected_control_store: u32,
+    pub rejected_cycle: u32,
+    pub rejected_throughput: u32,
+    /// Candidate-list entries pushed (initial + incremental updates).
+    pub candidates_pushed: u64,
+}
+
+/// Critical PPFs: λ_i ≥ threshold × max_j λ_j (all of them when not differentiating).
+pub fn critical_ppfs(model: &Model, opts: &Options) -> Vec<bool> {
+    let g = model.g;
+    if !opts.differentiate_critical {
+        return vec![true; g.len()];
+    }
+    let max = g.ppfs.iter().map(|p| p.rate).fold(0.0, f64::max);
+    g.ppfs
+        .iter()
+        .map(|p| max > 0.0 && p.rate >= opts.critical_threshold * max)
+        .collect()
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Cand {
+    gain: f64,
+    a: usize,
+    b: usize,
+    va: u32,
+    vb: u32,
+}
+impl Eq for Cand {}
+impl PartialOrd for Cand {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Cand {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.gain
+            .total_cmp(&o.gain)
+            // Deterministic tie-break: lower task ids first.
+            .then_with(|| o.a.cmp(&self.a))
+            .then_with(|| o.b.cmp(&self.b))
+    }
+}
+
+/// The coordinator's task list.
+#[derive(Clone)]
+pub(crate) struct State<'m, 'g> {
+    model: &'m Model<'g>,
+    pub task_of: Vec<usize>,
+    pub members: Vec<Vec<usize>>,
+    pub alive: Vec<bool>,
+    pub dup: Vec<u32>,
+    pub crit: Vec<bool>,
+    st: Vec<StaticCost>,
+    comp_x: Vec<f64>,
+    version: Vec<u32>,
+    stamp: Vec<u32>,
+    stamp_now: u32,
+}
+
+impl<'m, 'g> State<'m, 'g> {
+    pub fn singletons(model: &'m Model<'g>, crit: Vec<bool>) -> Self {
+        let n = model.g.len();
+        let task_of: Vec<usize> = (0..n).collect();
+        let members: Vec<Vec<usize>> = (0..n).map(|i| vec![i]).collect();
+        let st = (0..n)
+            .map(|i| model.task_static(&members[i], &task_of, true))
+            .collect();
+        State {
+            model,
+            task_of,
+            comp_x: model.comp_x.clone(),
+            members,
+            alive: vec![true; n],
+            dup: vec![1; n],
+            crit,
+            st,
+            version: vec![0; n],
+            stamp: vec![0; n],
+            stamp_now: 0,
+        }
+    }
+
+    fn fits(&self, t: usize) -> bool {
+        self.st[t].code_size <= self.model.m.control_store as u64
+    }
+
+    /// Candidate entries for task `t` and each critical neighbour.
+    fn push_candidates(&self, t: usize, heap: &mut BinaryHeap<Cand>, steps: &mut Steps) {
+        let g = self.model.g;
+        let mut gains: HashMap<usize, f64> = HashMap::new();
+        let wt = self.st[t].writes_packet;
+        for &i in &self.members[t] {
+            for &k in &g.out_ch[i] {
+                if let End::Ppf(j) = g.channels[k].to {
+                    let u = self.task_of[j];
+                    if u != t && self.crit[u] {
+                        *gains.entry(u).or_default() += self.model.channel_comm(k, wt);
+                    }
+                }
+            }
+            for &k in &g.in_ch[i] {
+                if let End::Ppf(j) = g.channels[k].from {
+                    let u = self.task_of[j];
+                    if u != t && self.crit[u] {
+                        let wu = self.st[u].writes_packet;
+                        *gains.entry(u).or_default() += self.model.channel_comm(k, wu);
+                    }
+                }
+            }
+        }
+        let mut v: Vec<(usize, f64)> = gains.into_iter().collect();
+        v.sort_by_key(|&(u, _)| u);
+        for (u, gain) in v {
+            let (a, b) = (t.min(u), t.max(u));
+            heap.push(Cand {
+                gain,
+                a,
+                b,
+                va: self.version[a],
+                vb: self.version[b],
+            });
+            steps.candidates_pushed += 1;
+        }
+    }
+
+    /// The candidate list at initialization: every pair of critical tasks joined by a channel,
+    /// with the communication cost the grouping removes (each pair once).
+    fn init_candidates(&self, heap: &mut BinaryHeap<Cand>, steps: &mut Steps) {
+        let g = self.model.g;
+        let mut gains: HashMap<(usize, usize), f64> = HashMap::new();
+        for (k, c) in g.channels.iter().enumerate() {
+            if let (End::Ppf(i), End::Ppf(j)) = (c.from, c.to) {
+                let (a, b) = (self.task_of[i], self.task_of[j]);
+                if a != b && self.crit[a] && self.crit[b] {
+                    *gains.entry((a.min(b), a.max(b))).or_default() +=
+                        self.model.channel_comm(k, self.st[a].writes_packet);
+                }
+            }
+        }
+        let mut v: Vec<((usize, usize), f64)> = gains.into_iter().collect();
+        v.sort_by_key(|&(p, _)| p);
+        for ((a, b), gain) in v {
+            heap.push(Cand {
+                gain,
+                a,
+                b,
+                va: self.version[a],
+                vb: self.version[b],
+            });
+            steps.candidates_pushed += 1;
+        }
+    }
+
+    /// Whether merging `a` and `b` closes a cycle: a path between them through a third task.
+    fn merge_makes_cycle(&mut self, a: usize, b: usize) -> bool {
+        self.reaches_via_other(a, b) || self.reaches_via_other(b, a)
+    }
+
+    fn reaches_via_other(&mut self, from: usize, to: usize) -> bool {
+        let g = self.model.g;
+        self.stamp_now += 1;
+        let now = self.stamp_now;
+        let mut stack: Vec<usize> = Vec::new();
+        for &i in &self.members[from] {
+            for &k in &g.out_ch[i] {
+                if let End::Ppf(j) = g.channels[k].to {
+                    let u = self.task_of[j];
+                    if u != from && u != to && self.stamp[u] != now {
+                        self.stamp[u] = now;
+                        stack.push(u);
+                    }
+                }
+            }
+        }
+        while let Some(t) = stack.pop() {
+            for &i in &self.members[t] {
+                for &k in &g.out_ch[i] {
+                    if let End::Ppf(j) = g.channels[k].to {
+                        let u = self.task_of[j];
+                        if u == to {
+                            return true;
+                        }
+                        if u != t && self.stamp[u] != now {
+                            self.stamp[u] = now;
+                            stack.push(u);
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+
+    /// Merge `b` into `a` (the larger member list survives); returns the surviving id and
+    /// what is needed to roll back.
+    fn merge(&mut self, a: usize, b: usize) -> (usize, Undo) {
+        let (keep, gone) = if self.members[a].len() >= self.members[b].len() {
+            (a, b)
+        } else {
+            (b, a)
+        };
+        let undo = Undo {
+            keep,
+            gone,
+            keep_len: self.members[keep].len(),
+            keep_st: self.st[keep].clone(),
+            keep_cx: self.comp_x[keep],
+            keep_dup: self.dup[keep],
+        };
+        let moved = std::mem::take(&mut self.members[gone]);
+        for &i in &moved {
+            self.task_of[i] = keep;
+        }
+        self.members[keep].extend_from_slice(&moved);
+        self.alive[gone] = false;
+        self.comp_x[keep] += self.comp_x[gone];
+        self.dup[keep] = self.dup[keep].max(self.dup[gone]);
+        self.st[keep] = self
+            .model
+            .task_static(&self.members[keep], &self.task_of, true);
+        (keep, undo)
+    }
+
+    fn rollback(&mut self, u: Undo) {
+        let moved: Vec<usize> = self.members[u.keep].split_off(u.keep_len);
+        for &i in &moved {
+            self.task_of[i] = u.gone;
+        }
+        self.members[u.gone] = moved;
+        self.alive[u.gone] = true;
+        self.st[u.keep] = u.keep_st;
+        self.comp_x[u.keep] = u.keep_cx;
+        self.dup[u.keep] = u.keep_dup;
+    }
+
+    fn commit(&mut self, keep: usize, gone: usize) {
+        self.version[keep] += 1;
+        self.version[gone] += 1;
+    }
+
+    fn work(&self, t: usize) -> f64 {
+        let s = &self.st[t];
+        s.comp + s.mem + s.comm
+    }
+
+    /// Final assignment (and the assignment every throughput check evaluates): critical tasks
+    /// that fit the control store, in descending order of utilization per ME, get their d_i
+    /// MEs while MEs remain; the rest run on the XScale. Returns the tasks with their d (0 =
+    /// XScale) and the copies c = ⌊n/p⌋.
+    pub fn assignment(&self) -> (Vec<Task>, u32) {
+        let n = self.model.m.engines;
+        let mut ids: Vec<usize> = (0..self.alive.len()).filter(|&t| self.alive[t]).collect();
+        let mut me: Vec<usize> = ids
+            .iter()
+            .copied()
+            .filter(|&t| self.crit[t] && self.fits(t))
+            .collect();
+        me.sort_by(|&x, &y| {
+            (self.work(y) / self.dup[y] as f64)
+                .total_cmp(&(self.work(x) / self.dup[x] as f64))
+                .then(x.cmp(&y))
+        });
+        let mut on_me = vec![0u32; self.alive.len()];
+        let mut used = 0u32;
+        for &t in &me {
+            if used + self.dup[t] <= n {
+                on_me[t] = self.dup[t];
+                used += self.dup[t];
+            }
+        }
+        // d_i with a common factor are copies of a smaller pipeline: divide it out (never
+        // lowers H: c = ⌊n/p⌋ grows at least by the factor).
+        let g = on_me
+            .iter()
+            .filter(|&&d| d > 0)
+            .fold(0u32, |a, &d| gcd(a, d));
+        if g > 1 {
+            for d in on_me.iter_mut() {
+                *d /= g;
+            }
+            used /= g;
+        }
+        ids.sort_by_key(|&t| self.members[t].iter().min().copied());
+        let tasks = ids
+            .iter()
+            .map(|&t| {
+                let mut ppfs = self.members[t].clone();
+                ppfs.sort_unstable();
+                Task {
+                    ppfs,
+                    dup: on_me[t],
+                }
+            })
+            .collect();
+        let copies = if used > 0 { n / used } else { 1 };
+        (tasks, copies)
+    }
+
+    /// H of the current task list under its final assignment, and the per-copy bottleneck
+    /// (utilization per ME) among the ME tasks. Same arithmetic as `Model::evaluate`, without
+    /// building the report.
+    pub fn throughput(&self) -> (f64, f64) {
+        let m = &self.model.m;
+        let n = m.engines;
+        let (tasks, copies) = self.assignment();
+        let engines: Vec<u32> = tasks.iter().map(|t| t.dup * copies).collect();
+        let sync = self.model.sync_costs(&tasks, &engines);
+        let mut worst = 0.0f64;
+        let mut any_me = false;
+        let mut x = 0.0;
+        let mut any_x = false;
+        for (i, t) in tasks.iter().enumerate() {
+            let id = self.task_of[t.ppfs[0]];
+            let s = &self.st[id];
+            if t.dup > 0 {
+                any_me = true;
+                worst = worst.max((s.comp + s.mem + s.comm + sync[i]) / t.dup as f64);
+            } else {
+                any_x = true;
+                // XScale: computation at the XScale's speed; the task's channels as on an ME.
+                let st_x = self.model.task_static(&t.ppfs, &self.task_of, false);
+                x += st_x.comp + st_x.mem + st_x.comm + sync[i];
+            }
+        }
+        let _ = n;
+        let me_h = if any_me {
+            if worst > 0.0 {
+                m.threads as f64 / worst * copies as f64 * m.me_hz
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            f64::INFINITY
+        };
+        let x_h = if any_x {
+            if x > 0.0 {
+                m.me_hz / x
+            } else {
+                f64::INFINITY
+            }
+        } else {
+            f64::INFINITY
+        };
+        let h = me_h.min(x_h);
+        (if h.is_finite() { h } else { 0.0 }, worst)
+    }
+
+    /// Largest and smallest utilization per ME among the ME tasks, and the task holding the
+    /// largest.
+    fn balance(&self) -> Option<(usize, f64, f64)> {
+        let (tasks, _) = self.assignment();
+        let mut hi: Option<(usize, f64)> = None;
+        let mut lo = f64::INFINITY;
+        for t in tasks.iter().filter(|t| t.dup > 0) {
+            let id = self.task_of[t.ppfs[0]];
+            let u = self.work(id) / t.dup as f64;
+            if hi.map_or(true, |(_, h)| u > h) {
+                hi = Some((id, u));
+            }
+            lo = lo.min(u);
+        }
+        hi.map(|(t, h)| (t, h, lo))
+    }
+
+    fn me_in_use(&self) -> u32 {
+        self.assignment().0.iter().map(|t| t.dup).sum()
+    }
+
+    pub fn mapping(&self) -> Mapping {
+        let (tasks, copies) = self.assignment();
+        Mapping { tasks, copies }
+    }
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+struct Undo {
+    keep: usize,
+    gone: usize,
+    keep_len: usize,
+    keep_st: StaticCost,
+    keep_cx: f64,
+    keep_dup: u32,
+}
+
+/// Result of a mapper.
+#[derive(Clone, Debug, Serialize)]
+pub struct Plan {
+    pub mapper: String,
+    pub mapping: Mapping,
+    pub eval: Eval,
+    pub critical: Vec<bool>,
+    pub steps: Steps,
+}
+
+/// Greedy grouping by the candidate list: the COMM baseline when `check_throughput` is false
+/// (control store and cycle checks only), the grouping half of TDPM otherwise.
+pub(crate) fn run<'m, 'g>(
+    model: &'m Model<'g>,
+    crit: Vec<bool>,
+    opts: &Options,
+    check_throughput: bool,
+    duplicate: bool,
+) -> (State<'m, 'g>, Steps) {
+    let mut s = State::singletons(model, crit);
+    let mut steps = Steps::default();
+    let mut heap = BinaryHeap::new();
+    s.init_candidates(&mut heap, &mut steps);
+    let n = model.m.engines;
+    let (mut h, mut k_worst) = s.throughput();
+    let mut best = (h, s.mapping());
+    let mut dup_blocked = !duplicate;
+    loop {
+        // Choose Action.
+        let bal = s.balance();
+        let free = n.saturating_sub(s.me_in_use());
+        let imbalanced = bal.map_or(false, |(_, hi, lo)| hi > opts.imbalance * lo);
+        let want_dup = !dup_blocked && free > 0 && imbalanced && bal.is_some();
+        let grouping_left = heap.iter().any(|c| valid(&s, c));
+        let action_dup = if want_dup {
+            true
+        } else if grouping_left {
+            false
+        } else if !dup_blocked && free > 0 && bal.is_some() {
+            true
+        } else {
+            break;
+        };
+        if action_dup {
+            // Choose Best Candidate: the task with the largest utilization factor.
+            let (t, _, _) = bal.expect("balance checked");
+            s.dup[t] += 1;
+            // Check 1: an ME is free (checked); the task already fits the control store.
+            // Check 2: k improves (the slowest task's throughput per copy).
+            let (h2, w2) = s.throughput();
+            if w2 < k_worst * (1.0 - 1e-12) && s.me_in_use() <= n {
+                steps.duplications += 1;
+                h = h2;
+                k_worst = w2;
+                if h > best.0 {
+                    best = (h, s.mapping());
+                }
+            } else {
+                s.dup[t] -= 1;
+                steps.rejected_throughput += 1;
+                dup_blocked = true;
+            }
+            continue;
+        }
+        // Grouping: pop the best valid candidate.
+        let c = loop {
+            match heap.pop() {
+                Some(c) if valid(&s, &c) => break c,
+                Some(_) => continue,
+                None => unreachable!("grouping_left checked"),
+            }
+        };
+        if s.merge_makes_cycle(c.a, c.b) {
+            steps.rejected_cycle += 1;
+            continue;
+        }
+        let (keep, undo) = s.merge(c.a, c.b);
+        let gone = if keep == c.a { c.b } else { c.a };
+        if !s.fits(keep) {
+            s.rollback(undo);
+            steps.rejected_control_store += 1;
+            continue;
+        }
+        if check_throughput {
+            let (h2, w2) = s.throughput();
+            if h2 < h * (1.0 - 1e-12) {
+                s.rollback(undo);
+                steps.rejected_throughput += 1;
+                continue;
+            }
+            h = h2;
+            k_worst = w2;
+            if h >= best.0 {
+                best = (h, s.mapping());
+            }
+        }
+        // Update Tasks: new version of the merged task, fresh candidate entries.
+        s.commit(keep, gone);
+        steps.groupings += 1;
+        s.push_candidates(keep, &mut heap, &mut steps);
+        dup_blocked = !duplicate;
+    }
+    if check_throughput {
+        // Keep the best task list seen (a duplication may have used MEs that whole-pipeline
+        // copies would have used better).
+        let (h_now, _) = s.throughput();
+        if best.0 >= h_now * (1.0 - 1e-9) {
+            return (rebuild(model, &s, &best.1), steps);
+        }
+    }
+    (s, steps)
+}
+
+fn valid(s: &State, c: &Cand) -> bool {
+    s.alive[c.a] && s.alive[c.b] && s.version[c.a] == c.va && s.version[c.b] == c.vb
+}
+
+/// A state whose assignment is `map` (tasks with their d; XScale tasks d = 1 unassigned).
+fn rebuild<'m, 'g>(model: &'m Model<'g>, like: &State<'m, 'g>, map: &Mapping) -> State<'m, 'g> {
+    let mut s = State::singletons(model, like.crit.clone());
+    for t in &map.tasks {
+        let first = t.ppfs[0];
+        for &i in &t.ppfs[1..] {
+            let a = s.task_of[first];
+            let b = s.task_of[i];
+            if a != b {
+                let (keep, _) = s.merge(a, b);
+                let gone = if keep == a { b } else { a };
+                s.commit(keep, gone);
+            }
+        }
+        let id = s.task_of[first];
+        s.dup[id] = t.dup.max(1);
+    }
+    s
+}
+
+/// TDPM (differentiate_critical = true: TDPM-all; false: TDPM-S).
+pub fn tdpm(model: &Model, opts: &Options) -> Result<Plan, TdpmError> {
+    let crit = critical_ppfs(model, opts);
+    let (s, steps) = run(model, crit.clone(), opts, true, true);
+    let mapping = s.mapping();
+    let eval = model.evaluate(&mapping)?;
+    Ok(Plan {
+        mapper: if opts.differentiate_critical {
+            "tdpm".into()
+        } else {
+            "tdpm-s".into()
+        },
+        mapping,
+        eval,
+        critical: crit,
+        steps,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::Machine;
+    use crate::graph::tests::{ch, ppf};
+    use crate::graph::PpfGraph;
+
+    fn chain(instrs: &[f64], code: u32) -> PpfGraph {
+        let ppfs: Vec<_> = instrs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| {
+                let mut p = ppf(&format!("p{i}"), 1.0, x, code);
+                p.writes_packet = i % 2 == 0;
+                p
+            })
+            .collect();
+        let mut chans = vec![ch("rx", "p0", 1.0)];
+        for i in 1..instrs.len() {
+            chans.push(ch(&format!("p{}", i - 1), &format!("p{i}"), 1.0));
+        }
+        chans.push(ch(&format!("p{}", instrs.len() - 1), "tx", 1.0));
+        PpfGraph::new("chain", ppfs, &chans, 64.0).unwrap()
+    }
+
+    #[test]
+    fn groups_a_chain_into_one_task_when_it_fits() {
+        let g = chain(&[100.0, 200.0, 150.0, 120.0], 500);
+        let model = Model::new(&g, Machine::ixp2400(6).unwrap()).unwrap();
+        let plan = tdpm(&model, &Options::default()).unwrap();
+        assert_eq!(
+            plan.mapping.copies, 6,
+            "{:?} {:?}",
+            plan.mapping, plan.steps
+        );
+        assert_eq!(plan.mapping.copies, 6);
+        assert_eq!(plan.steps.groupings, 3);
+        // Fast path and full evaluation agree.
+        let s = State::singletons(&model, vec![true; 4]);
+        let (h, _) = s.throughput();
+        let e = model.evaluate(&s.mapping()).unwrap();
+        assert!((h - e.packets_per_second).abs() <= 1e-9 * h);
+    }
+
+    #[test]
+    fn control_store_stops_grouping_and_duplication_balances() {
+        // Each PPF 3000 instructions of code: no two fit a 4096-instruction control store.
+        let g = chain(&[1000.0, 100.0], 3000);
+        let model = Model::new(&g, Machine::ixp2400(6).unwrap()).unwrap();
+        let plan = tdpm(&model, &Options::default()).unwrap();
+        assert_eq!(plan.mapping.tasks.len(), 2);
+        assert!(plan.steps.rejected_control_store >= 1);
+        // The heavy task gets more MEs than the light one.
+        let e = &plan.eval;
+        assert!(e.tasks[0].engines > e.tasks[1].engines, "{:?}", e.tasks);
+        assert!(e.engines_used <= 6);
+    }
+
+    #[test]
+    fn grouping_across_a_third_task_is_refused() {
+        // a -> b -> c and a -> c: merging a and c around b would be a cycle.
+        let mut ppfs = vec![
+            ppf("a", 1.0, 10.0, 3000),
+            ppf("b", 1.0, 10.0, 3000),
+            ppf("c", 1.0, 10.0, 1000),
+        ];
+        ppfs[0].writes_packet = true;
+        let g = PpfGraph::new(
+            "tri",
+            ppfs,
+            &[
+                ch("rx", "a", 1.0),
+                ch("a", "b", 1.0),
+                ch("b", "c", 1.0),
+                ch("a", "c", 1.0),
+                ch("c", "tx", 1.0),
+            ],
+            64.0,
+        )
+        .unwrap();
+        let model = Model::new(&g, Machine::ixp2400(6).unwrap()).unwrap();
+        let plan = tdpm(&model, &Options::default()).unwrap();
+        assert!(plan.steps.rejected_cycle >= 1, "{:?}", plan.steps);
+        for t in &plan.mapping.tasks {
+            assert!(!(t.ppfs.contains(&0) && t.ppfs.contains(&2) && !t.ppfs.contains(&1)));
+        }
+    }
+
+    #[test]
+    fn non_critical_ppfs_go_to_the_xscale() {
+        let ppfs = vec![ppf("main", 1.0, 200.0, 500), ppf("rare", 0.01, 300.0, 500)];
+        let g = PpfGraph::new(
+            "rare",
+            ppfs,
+            &[
+                ch("rx", "main", 1.0),
+                ch("main", "rare", 0.01),
+                ch("main", "tx", 0.99),
+                ch("rare", "tx", 0.01),
+            ],
+            64.0,
+        )
+        .unwrap();
+        let model = Model::new(&g, Machine::ixp2400(6).unwrap()).unwrap();
+        let all = tdpm(&model, &Options::default()).unwrap();
+        assert_eq!(all.critical, vec![true, false]);
+        let rare = all
+            .mapping
+            .tasks
+            .iter()
+            .find(|t| t.ppfs.contains(&1))
+            .unwrap();
+        assert_eq!(rare.dup, 0);
+        let s = tdpm(
+            &model,
+            &Options {
+                differentiate_critical: false,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(s.mapping.tasks.iter().all(|t| t.dup > 0));
+    }
+}
