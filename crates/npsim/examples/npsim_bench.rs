@@ -1,5 +1,6 @@
 //! Simulator speed and one maximum-rate search on a built-in application:
-//! `cargo run --release -p pktflow-npsim --example npsim_bench -- [APP] [PES] [REPLICATION] [PACKETS]`
+//! `cargo run --release -p pktflow-npsim --example npsim_bench -- [APP] [PES] [REPLICATION] [PACKETS] [LOCKS]`
+//! (LOCKS: location, object or task)
 use pktflow_npsim::app::{AppSpec, Prepared};
 use pktflow_npsim::{MaxRateConfig, Replication, SimConfig};
 use std::time::Instant;
@@ -10,6 +11,9 @@ fn main() -> Result<(), String> {
     let pes: u32 = a.get(2).map(|s| s.parse().unwrap()).unwrap_or(16);
     let rep = Replication::parse(a.get(3).map(String::as_str).unwrap_or("global"))?;
     let packets: u64 = a.get(4).map(|s| s.parse().unwrap()).unwrap_or(20_000);
+    let locks = pktflow_npsim::prog::LockGranularity::parse(
+        a.get(5).map(String::as_str).unwrap_or("location"),
+    )?;
     let spec = AppSpec {
         app,
         pes: Some(pes),
@@ -21,6 +25,7 @@ fn main() -> Result<(), String> {
     let cfg = SimConfig {
         packets,
         warmup_packets: packets / 5,
+        lock_granularity: locks,
         ..Default::default()
     };
     let t0 = Instant::now();
@@ -98,11 +103,11 @@ fn main() -> Result<(), String> {
             t.element, t.mean_queue_cycles, t.lock_held
         );
     }
-    tasks.sort_by(|a, b| b.lock_held.total_cmp(&a.lock_held));
-    for t in tasks.iter().take(3) {
+    println!("{} locks; busiest:", r.lock_count);
+    for l in r.locks.iter().take(3) {
         println!(
-            "  lock of {:<20} held {:.3} of the time, queue {:.1} cycles",
-            t.element, t.lock_held, t.mean_queue_cycles
+            "  lock {} of {:<20} ({} locations) held {:.3} of the time, {} acquisitions",
+            l.lock, l.element, l.locations, l.held, l.acquisitions
         );
     }
     if !r.invariant_violations.is_empty() {

@@ -168,6 +168,8 @@ pub struct SimConfig {
     /// Seed of the address interleaving over channels.
     pub seed: u64,
     pub ideal: Ideal,
+    /// What one lock protects: `location` (seed 000 section 2.4), `object` or `task`.
+    pub lock_granularity: crate::prog::LockGranularity,
 }
 
 impl Default for SimConfig {
@@ -179,6 +181,7 @@ impl Default for SimConfig {
             task_queue_capacity: 1024,
             seed: 1,
             ideal: Ideal::default(),
+            lock_granularity: Default::default(),
         }
     }
 }

@@ -5,8 +5,8 @@
 //! visit is a task instance that waits in its task's queue, runs on a hardware context of a PE
 //! it is mapped to, executes its instructions one per cycle, issues its memory accesses to the
 //! storage its memory type maps to through the buses of the architecture (each with an
-//! unpipelined occupancy, a pipelined latency and a bounded request queue), and takes the lock
-//! of its task around its accesses to shared persistent state. See `docs/npsim.md`.
+//! unpipelined occupancy, a pipelined latency and a bounded request queue), and takes a lock
+//! around its accesses to shared persistent state (one per shared location, section 2.4). See `docs/npsim.md`.
 //!
 //! Traces are streamed: the simulator pulls the next packet's trace from a [`TraceSource`] when
 //! that packet arrives, compiles it into the operations of its visits and keeps only packets in

@@ -9,12 +9,17 @@
 //! lock before the first read or write to a given shared location; 2. the task releases the
 //! lock after the last read or write to that location; 3. for any critical section that
 //! partially overlaps with another, both critical sections are combined into one." A location
-//! is a persistent-state object; it is shared when it is dynamic state, or static state that
-//! some packet writes (the same rule as `pktflow_profile::profiler`). The lock of a task is one
-//! per task (element): Click elements own their persistent heap, and a task holds at most one
-//! lock at a time, as the paper requires.
+//! is a persistent-state object and the key (slot, offset) the access touches; it is shared when
+//! it is dynamic state, or static state that some packet writes (the same rule as
+//! `pktflow_profile::profiler`). Locks are per location ([`LockGranularity::Location`], the
+//! paper's rule); a merged section holds one lock, that of its locations' group: locations that
+//! ever share a merged section are grouped for good ("grouping dependent shared variables in the
+//! same synchronized section"), so a section never runs beside another one touching any of its
+//! locations, and only one lock is held at a time. Coarser granularities (per object, per task)
+//! are options for comparison.
 use pktflow_model::{AccessKind, MemAccess, MemType, PacketTrace};
-use std::collections::HashSet;
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
@@ -23,7 +28,7 @@ pub enum Op {
     /// One memory request to storage `storage` (index in the simulator's storage table);
     /// `hash` picks the channel (address interleaving).
     Mem { storage: u8, write: bool, hash: u32 },
-    /// Acquire the lock of task `lock`.
+    /// Acquire lock `lock` (an id of the compiler's [`LockTable`]).
     Acquire(u32),
     /// Release it (after the section's outstanding accesses complete).
     Release(u32),
@@ -31,24 +36,60 @@ pub enum Op {
     End,
 }
 
-/// Merged critical sections of one visit, as inclusive ranges of access indices. `spans` is
-/// scratch (object, first, last). Accesses are in execution order (`at_instr` nondecreasing).
+/// What one lock protects (seed 000 section 2.4 says a shared *location*).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockGranularity {
+    /// One lock per shared location (object and key), the paper's rule.
+    #[default]
+    Location,
+    /// One lock per persistent-state object (e.g. a whole flow table).
+    Object,
+    /// One lock per task (element): every shared access of the task under one lock.
+    Task,
+}
+
+impl LockGranularity {
+    pub fn parse(s: &str) -> Result<LockGranularity, String> {
+        Ok(match s {
+            "location" => LockGranularity::Location,
+            "object" => LockGranularity::Object,
+            "task" => LockGranularity::Task,
+            _ => {
+                return Err(format!(
+                    "unknown lock granularity '{s}' (expected location, object or task)"
+                ))
+            }
+        })
+    }
+}
+
+/// A shared location as the lock table sees it: (object, key).
+pub type Loc = (u32, u64);
+
+/// Merged critical sections of one visit, as inclusive ranges of access indices, and the
+/// locations each one covers (`members[i]` for `out[i]`). `loc(a)` is `None` for an access to
+/// unshared memory. `spans` is scratch (location, first, last). Accesses are in execution
+/// order (`at_instr` nondecreasing). Sections that overlap (partially or by nesting) merge:
+/// nesting would otherwise hold two locks at once.
 pub fn critical_sections(
     accesses: &[MemAccess],
-    is_shared: impl Fn(&MemAccess) -> bool,
-    spans: &mut Vec<(u32, u32, u32)>,
+    loc: impl Fn(&MemAccess) -> Option<Loc>,
+    spans: &mut Vec<(Loc, u32, u32)>,
     out: &mut Vec<(u32, u32)>,
+    members: &mut Vec<Vec<Loc>>,
 ) {
     spans.clear();
     out.clear();
+    for m in members.iter_mut() {
+        m.clear();
+    }
     for (i, a) in accesses.iter().enumerate() {
-        if !is_shared(a) {
-            continue;
-        }
+        let Some(l) = loc(a) else { continue };
         let i = i as u32;
-        match spans.iter_mut().find(|s| s.0 == a.object) {
+        match spans.iter_mut().find(|s| s.0 == l) {
             Some(s) => s.2 = i,
-            None => spans.push((a.object, i, i)),
+            None => spans.push((l, i, i)),
         }
     }
     if spans.is_empty() {
@@ -56,15 +97,82 @@ pub fn critical_sections(
     }
     spans.sort_unstable_by_key(|s| (s.1, s.2));
     let (mut lo, mut hi) = (spans[0].1, spans[0].2);
+    let mut cur: Vec<Loc> = Vec::new();
+    let mut flush = |lo: u32, hi: u32, cur: &mut Vec<Loc>, out: &mut Vec<(u32, u32)>| {
+        let k = out.len();
+        out.push((lo, hi));
+        if members.len() <= k {
+            members.push(Vec::new());
+        }
+        members[k].clear();
+        members[k].append(cur);
+    };
+    cur.push(spans[0].0);
     for s in &spans[1..] {
         if s.1 <= hi {
             hi = hi.max(s.2);
         } else {
-            out.push((lo, hi));
+            flush(lo, hi, &mut cur, out);
             (lo, hi) = (s.1, s.2);
         }
+        cur.push(s.0);
     }
-    out.push((lo, hi));
+    flush(lo, hi, &mut cur, out);
+}
+
+/// Locks by location, with the grouping of section 2.4: the locations of one merged section
+/// share a lock from then on (union-find; the older lock id stays the group's). Sections
+/// compiled before a merge keep the ids they were given (packets already in flight); see
+/// `docs/npsim.md`.
+#[derive(Default)]
+pub struct LockTable {
+    by_loc: HashMap<Loc, u32>,
+    parent: Vec<u32>,
+    /// Element whose state each lock protects.
+    pub element: Vec<u32>,
+    /// Locations in each group (valid at roots).
+    pub size: Vec<u32>,
+}
+
+impl LockTable {
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+    pub fn find(&mut self, mut x: u32) -> u32 {
+        while self.parent[x as usize] != x {
+            let g = self.parent[self.parent[x as usize] as usize];
+            self.parent[x as usize] = g;
+            x = g;
+        }
+        x
+    }
+    fn id(&mut self, l: Loc, element: u32) -> u32 {
+        let n = self.parent.len() as u32;
+        let id = *self.by_loc.entry(l).or_insert(n);
+        if id == n {
+            self.parent.push(n);
+            self.element.push(element);
+            self.size.push(1);
+        }
+        self.find(id)
+    }
+    /// The lock of a section covering `locs` (grouping them for good).
+    pub fn lock_for(&mut self, locs: &[Loc], element: u32) -> u32 {
+        let mut root = self.id(locs[0], element);
+        for &l in &locs[1..] {
+            let r = self.id(l, element);
+            if r != root {
+                let (a, b) = if r < root { (r, root) } else { (root, r) };
+                self.parent[b as usize] = a;
+                self.size[a as usize] += self.size[b as usize];
+                root = a;
+            }
+        }
+        root
+    }
 }
 
 /// Compiler state kept across packets: which static objects some packet has written (they
@@ -72,8 +180,11 @@ pub fn critical_sections(
 #[derive(Default)]
 pub struct Compiler {
     pub written_static: HashSet<u32>,
-    spans: Vec<(u32, u32, u32)>,
+    pub locks: LockTable,
+    spans: Vec<(Loc, u32, u32)>,
     sections: Vec<(u32, u32)>,
+    members: Vec<Vec<Loc>>,
+    section_lock: Vec<u32>,
 }
 
 /// How memory types reach storage and what is idealized.
@@ -86,6 +197,7 @@ pub struct CompileParams {
     pub zero_instructions: bool,
     /// Idealization S: no critical sections.
     pub no_sync: bool,
+    pub lock_granularity: LockGranularity,
     pub seed: u64,
 }
 
@@ -118,17 +230,30 @@ impl Compiler {
                     self.written_static.insert(a.object);
                 }
             }
+            self.section_lock.clear();
             if !p.no_sync {
                 let ws = &self.written_static;
+                let g = p.lock_granularity;
+                let element = v.element;
                 critical_sections(
                     acc,
                     |a| {
-                        a.mem == MemType::DynamicState
-                            || (a.mem == MemType::StaticState && ws.contains(&a.object))
+                        let shared = a.mem == MemType::DynamicState
+                            || (a.mem == MemType::StaticState && ws.contains(&a.object));
+                        shared.then_some(match g {
+                            LockGranularity::Location => (a.object, a.key),
+                            LockGranularity::Object => (a.object, 0),
+                            LockGranularity::Task => (element, u64::MAX),
+                        })
                     },
                     &mut self.spans,
                     &mut self.sections,
+                    &mut self.members,
                 );
+                for k in 0..self.sections.len() {
+                    let l = self.locks.lock_for(&self.members[k], element);
+                    self.section_lock.push(l);
+                }
             } else {
                 self.sections.clear();
             }
@@ -143,7 +268,7 @@ impl Compiler {
                 cur = cur.max(a.at_instr);
                 let i = i as u32;
                 if k < self.sections.len() && self.sections[k].0 == i {
-                    ops.push(Op::Acquire(v.element));
+                    ops.push(Op::Acquire(self.section_lock[k]));
                 }
                 // Address interleaving: packet buffers by packet and 64-byte block, persistent
                 // state by object and key.
@@ -159,7 +284,7 @@ impl Compiler {
                     hash,
                 });
                 if k < self.sections.len() && self.sections[k].1 == i {
-                    ops.push(Op::Release(v.element));
+                    ops.push(Op::Release(self.section_lock[k]));
                     k += 1;
                 }
             }
@@ -200,9 +325,43 @@ mod tests {
             acc(PacketData, Read, 50, 0),    // 4
             acc(DynamicState, Read, 60, 3),  // 5: obj 3 alone
         ];
-        let (mut s, mut out) = (Vec::new(), Vec::new());
-        critical_sections(&a, |x| x.mem == DynamicState, &mut s, &mut out);
+        let (mut s, mut out, mut m) = (Vec::new(), Vec::new(), Vec::new());
+        let loc = |x: &MemAccess| (x.mem == DynamicState).then_some((x.object, x.key));
+        critical_sections(&a, loc, &mut s, &mut out, &mut m);
         assert_eq!(out, vec![(0, 3), (5, 5)]);
+        assert_eq!(m[0], vec![(1, 0), (2, 0)]);
+        assert_eq!(m[1], vec![(3, 0)]);
+        // A nested section merges too (two locks would otherwise be held at once).
+        let b = [
+            acc(DynamicState, Read, 10, 1),
+            acc(DynamicState, Write, 20, 2),
+            acc(DynamicState, Write, 30, 1),
+        ];
+        critical_sections(&b, loc, &mut s, &mut out, &mut m);
+        assert_eq!(out, vec![(0, 2)]);
+        // Same object, different keys: different locations, separate sections.
+        let mut c = b;
+        c[1].object = 1;
+        c[1].key = 5;
+        c[2].key = 5;
+        critical_sections(&c, loc, &mut s, &mut out, &mut m);
+        assert_eq!(out, vec![(0, 0), (1, 2)]);
+    }
+
+    #[test]
+    fn lock_table_groups_locations_of_merged_sections_for_good() {
+        let mut t = LockTable::default();
+        let a = t.lock_for(&[(1, 0)], 3);
+        let b = t.lock_for(&[(1, 7)], 3);
+        assert_ne!(a, b);
+        // A section covering both merges their groups: the older id stays.
+        assert_eq!(t.lock_for(&[(1, 7), (1, 0)], 3), a);
+        assert_eq!(t.lock_for(&[(1, 7)], 3), a);
+        assert_eq!(t.size[a as usize], 2);
+        let c = t.lock_for(&[(2, 0)], 4);
+        assert_ne!(c, a);
+        assert_eq!(t.element[c as usize], 4);
+        assert_eq!(t.len(), 3);
     }
 
     #[test]
@@ -229,6 +388,7 @@ mod tests {
             cycles_per_instruction: 2,
             zero_instructions: false,
             no_sync: false,
+            lock_granularity: LockGranularity::Location,
             seed: 1,
         };
         let mut c = Compiler::default();
@@ -246,7 +406,7 @@ mod tests {
             .collect();
         assert_eq!(
             kinds,
-            ["c10", "m00", "c6", "m20", "c8", "a3", "m11", "r3", "c16", "e"]
+            ["c10", "m00", "c6", "m20", "c8", "a0", "m11", "r0", "c16", "e"]
         );
         assert_eq!(vs, vec![0]);
         assert_eq!(vt, vec![3]);
@@ -257,12 +417,23 @@ mod tests {
         // sections, each released before the next is acquired.
         assert_eq!(
             ops.iter()
-                .filter(|o| matches!(o, Op::Acquire(3) | Op::Release(3)))
+                .filter(|o| matches!(o, Op::Acquire(_) | Op::Release(_)))
                 .count(),
             4
         );
-        assert_eq!(ops[3], Op::Acquire(3));
-        assert_eq!(ops[5], Op::Release(3));
+        // Each location has its own lock: object 9 keeps lock 0, object 7 gets lock 1.
+        assert_eq!(ops[3], Op::Acquire(1));
+        assert_eq!(ops[5], Op::Release(1));
+        assert_eq!(ops[7], Op::Acquire(0));
+        // Per task: both sections take the task's one lock.
+        let pt = CompileParams {
+            lock_granularity: LockGranularity::Task,
+            ..p.clone()
+        };
+        let mut c2 = Compiler::default();
+        c2.compile(&t, &pt, &mut ops, &mut vs, &mut vt);
+        c2.compile(&t, &pt, &mut ops, &mut vs, &mut vt);
+        assert_eq!(c2.locks.len(), 1);
         // S: no critical sections; Z: no compute.
         let p2 = CompileParams {
             no_sync: true,

@@ -103,6 +103,7 @@ struct Lock {
     waiters: VecDeque<u32>,
     held_since: u64,
     held_total: u64,
+    acquisitions: u64,
 }
 
 struct Res {
@@ -412,14 +413,7 @@ impl Sim {
                 }
             })
             .collect();
-        let locks = (0..names.len())
-            .map(|_| Lock {
-                holder: NONE,
-                waiters: VecDeque::with_capacity(total_ctx),
-                held_since: 0,
-                held_total: 0,
-            })
-            .collect();
+        let locks = Vec::new();
         for b in &mut buses {
             b.waiters.reserve(total_ctx);
         }
@@ -445,6 +439,7 @@ impl Sim {
                 cycles_per_instruction: np.cycles_per_instruction,
                 zero_instructions: ideal.zero_instructions,
                 no_sync: ideal.no_sync,
+                lock_granularity: cfg.lock_granularity,
                 seed: cfg.seed,
             },
             compiler: Compiler::default(),
@@ -586,6 +581,15 @@ impl Sim {
                 &mut slot.vstart,
                 &mut slot.vtask,
             );
+            while self.locks.len() < self.compiler.locks.len() {
+                self.locks.push(Lock {
+                    holder: NONE,
+                    waiters: VecDeque::new(),
+                    held_since: 0,
+                    held_total: 0,
+                    acquisitions: 0,
+                });
+            }
             slot.id = t.packet;
             slot.arrival = self.now;
             slot.measured = k >= self.cfg.warmup_packets;
@@ -906,6 +910,7 @@ impl Sim {
                         ));
                     }
                     let lock = &mut self.locks[l as usize];
+                    lock.acquisitions += 1;
                     if lock.holder == NONE {
                         lock.holder = c;
                         lock.held_since = self.now;
@@ -1276,6 +1281,26 @@ impl Sim {
                 }
             })
             .collect();
+        let mut lock_by_task = vec![(0u64, 0u64); self.tasks.len()];
+        let mut lock_stats = Vec::new();
+        for (i, l) in self.locks.iter().enumerate() {
+            let e = self.compiler.locks.element[i] as usize;
+            if let Some(x) = lock_by_task.get_mut(e) {
+                x.0 += l.held_total;
+                x.1 = x.1.max(l.held_total);
+            }
+            if l.acquisitions > 0 {
+                lock_stats.push(LockStats {
+                    lock: i as u32,
+                    element: self.names.get(e).cloned().unwrap_or_default(),
+                    locations: self.compiler.locks.size[i],
+                    held: l.held_total as f64 / total,
+                    acquisitions: l.acquisitions,
+                });
+            }
+        }
+        lock_stats.sort_by(|a, b| b.held.total_cmp(&a.held).then(a.lock.cmp(&b.lock)));
+        lock_stats.truncate(10);
         let tasks = self
             .tasks
             .iter()
@@ -1292,7 +1317,8 @@ impl Sim {
                 },
                 mean_queue_length: t.q_int as f64 / total,
                 max_queue_length: t.max_len,
-                lock_held: self.locks[i].held_total as f64 / total,
+                lock_held: lock_by_task[i].0 as f64 / total,
+                max_lock_held: lock_by_task[i].1 as f64 / total,
                 dropped: t.drops,
             })
             .collect();
@@ -1359,6 +1385,8 @@ impl Sim {
             channels,
             storage,
             tasks,
+            lock_count: self.locks.len() as u64,
+            locks: lock_stats,
             events: self.events,
             wall_seconds: wall,
             events_per_second: if wall > 0.0 {

@@ -120,9 +120,24 @@ pub struct TaskStats {
     pub mean_queue_cycles: f64,
     pub mean_queue_length: f64,
     pub max_queue_length: u64,
-    /// Share of the simulated time some context held this task's lock.
+    /// Lock-holding time of this task's locks over the simulated time (the mean number of its
+    /// locks held; with one lock per task, the share of the time it is held).
     pub lock_held: f64,
+    /// Its busiest lock: share of the simulated time it was held.
+    pub max_lock_held: f64,
     pub dropped: u64,
+}
+
+/// One lock (a group of shared locations, seed 000 section 2.4).
+#[derive(Clone, Debug, Serialize)]
+pub struct LockStats {
+    pub lock: u32,
+    pub element: String,
+    /// Shared locations grouped under this lock.
+    pub locations: u32,
+    /// Share of the simulated time it was held.
+    pub held: f64,
+    pub acquisitions: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -172,6 +187,10 @@ pub struct SimReport {
     /// Per storage: aggregate over its channels (and over PEs when private).
     pub storage: Vec<ResourceStats>,
     pub tasks: Vec<TaskStats>,
+    /// Locks created (one per group of shared locations, or per object / task).
+    pub lock_count: u64,
+    /// The busiest locks (at most 10), most held first.
+    pub locks: Vec<LockStats>,
     pub events: u64,
     pub wall_seconds: f64,
     pub events_per_second: f64,
