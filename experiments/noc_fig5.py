@@ -40,12 +40,28 @@ PAPER = {
 }
 # Paper Table 3 (cycles): min, max, average single-path set-up time and total overhead
 PAPER_T3 = {
-    "4x4": {"AudioBeam": (5, 13, 7.29, 605), "BeamFormer": (5, 21, 7.97, 1613), "BitonicSort": (5, 5, 5, 1505),
-            "ChannelVocoder": (5, 31, 10.29, 1125), "DES": (5, 17, 6.41, 1709), "FilterBank": (5, 59, 11.61, 826),
-            "FMRadio": (5, 33, 12.2, 2009), "TDE": (5, 9, 6.07, 1509), "Vocoder": (5, 9, 5.33, 1205)},
-    "6x6": {"AudioBeam": (5, 41, 13.46, 741), "BeamFormer": (5, 29, 9.25, 2729), "BitonicSort": (5, 21, 6.52, 2917),
-            "ChannelVocoder": (5, 65, 11.17, 1625), "DES": (5, 17, 6.41, 1709), "FilterBank": (5, 41, 14.18, 2241),
-            "FMRadio": (5, 33, 12.2, 2009), "TDE": (5, 9, 5.26, 3109), "Vocoder": (5, 18, 6.88, 3105)},
+    "4x4": {
+        "AudioBeam": (5, 13, 7.29, 605),
+        "BeamFormer": (5, 21, 7.97, 1613),
+        "BitonicSort": (5, 5, 5, 1505),
+        "ChannelVocoder": (5, 31, 10.29, 1125),
+        "DES": (5, 17, 6.41, 1709),
+        "FilterBank": (5, 59, 11.61, 826),
+        "FMRadio": (5, 33, 12.2, 2009),
+        "TDE": (5, 9, 6.07, 1509),
+        "Vocoder": (5, 9, 5.33, 1205),
+    },
+    "6x6": {
+        "AudioBeam": (5, 41, 13.46, 741),
+        "BeamFormer": (5, 29, 9.25, 2729),
+        "BitonicSort": (5, 21, 6.52, 2917),
+        "ChannelVocoder": (5, 65, 11.17, 1625),
+        "DES": (5, 17, 6.41, 1709),
+        "FilterBank": (5, 41, 14.18, 2241),
+        "FMRadio": (5, 33, 12.2, 2009),
+        "TDE": (5, 9, 5.26, 3109),
+        "Vocoder": (5, 18, 6.88, 3105),
+    },
 }
 
 
@@ -77,14 +93,28 @@ def main() -> int:
         for b in benches:
             # routing-only pass: DOR link loads (Figure 3) and layout facts
             base = noc.run_stream(b, mesh=mesh, routing="dor", simulate=False)
-            for l in base["link_loads"]:
-                link_rows.append({"mesh": mesh, "benchmark": b, "link": l["index"], "from": str(l["from"]),
-                                  "dir": l["dir"], "streams": l["streams"]})
+            for ln in base["link_loads"]:
+                link_rows.append(
+                    {
+                        "mesh": mesh,
+                        "benchmark": b,
+                        "link": ln["index"],
+                        "from": str(ln["from"]),
+                        "dir": ln["dir"],
+                        "streams": ln["streams"],
+                    }
+                )
             scales = None
             for label, routing, comm in CONFIGS:
                 t0 = time.time()
-                kw = dict(mesh=mesh, routing=routing, comm=comm, warmup=warmup, measure=measure,
-                          retries=args.retries if routing == "tentacle" else 0)
+                kw = dict(
+                    mesh=mesh,
+                    routing=routing,
+                    comm=comm,
+                    warmup=warmup,
+                    measure=measure,
+                    retries=args.retries if routing == "tentacle" else 0,
+                )
                 if scales is not None:
                     kw["scales"] = scales
                 r = noc.run_stream(b, **kw)
@@ -93,34 +123,63 @@ def main() -> int:
                     if args.quick:
                         scales = [scales[1], scales[3], scales[4]]
                 ro = r["route"]
-                rows.append({
-                    "mesh": mesh, "benchmark": b, "config": label, "routing": routing, "comm": comm,
-                    "saturation_throughput": r["saturation_throughput"],
-                    "throughputs": ";".join(f"{p['scale']:.4g}:{p['throughput']:.4f}" for p in r["points"]),
-                    "circuits": ro["circuits"], "fallback": ro["fallback"], "attempts": ro["attempts"],
-                    "layout_retries": r["layout"]["layout_retries"], "max_link_load": r["max_link_load"],
-                    "dor_max_link_load": r["dor_max_link_load"], "dor_contended_links": r["dor_contended_links"],
-                    "actors": len(r["actors"]), "streams": len(r["routes"]), "balance": r["balance"],
-                    "wall_s": round(time.time() - t0, 3),
-                })
+                rows.append(
+                    {
+                        "mesh": mesh,
+                        "benchmark": b,
+                        "config": label,
+                        "routing": routing,
+                        "comm": comm,
+                        "saturation_throughput": r["saturation_throughput"],
+                        "throughputs": ";".join(f"{p['scale']:.4g}:{p['throughput']:.4f}" for p in r["points"]),
+                        "circuits": ro["circuits"],
+                        "fallback": ro["fallback"],
+                        "attempts": ro["attempts"],
+                        "layout_retries": r["layout"]["layout_retries"],
+                        "max_link_load": r["max_link_load"],
+                        "dor_max_link_load": r["dor_max_link_load"],
+                        "dor_contended_links": r["dor_contended_links"],
+                        "actors": len(r["actors"]),
+                        "streams": len(r["routes"]),
+                        "balance": r["balance"],
+                        "wall_s": round(time.time() - t0, 3),
+                    }
+                )
                 if routing == "tentacle":
                     map_rows.append({"mesh": mesh, "benchmark": b, **r["timings"], "circuits": ro["circuits"]})
                     if r["setup"]:
                         s = r["setup"]
                         p = PAPER_T3[mesh][b]
-                        setup_rows.append({"mesh": mesh, "benchmark": b, "paths": len(s["per_path"]),
-                                           "min": s["min"], "max": s["max"], "mean": round(s["mean"], 2),
-                                           "total": s["total"], "paper_min": p[0], "paper_max": p[1],
-                                           "paper_mean": p[2], "paper_total": p[3]})
-                print(f"[{time.time() - t_start:6.0f}s] {mesh} {b:15s} {label:14s} "
-                      f"sat={r['saturation_throughput']:.3f} circuits={ro['circuits']}", file=sys.stderr)
+                        setup_rows.append(
+                            {
+                                "mesh": mesh,
+                                "benchmark": b,
+                                "paths": len(s["per_path"]),
+                                "min": s["min"],
+                                "max": s["max"],
+                                "mean": round(s["mean"], 2),
+                                "total": s["total"],
+                                "paper_min": p[0],
+                                "paper_max": p[1],
+                                "paper_mean": p[2],
+                                "paper_total": p[3],
+                            }
+                        )
+                print(
+                    f"[{time.time() - t_start:6.0f}s] {mesh} {b:15s} {label:14s} "
+                    f"sat={r['saturation_throughput']:.3f} circuits={ro['circuits']}",
+                    file=sys.stderr,
+                )
 
     # normalize to push+adaptive
     norm = {}
     for row in rows:
         key = (row["mesh"], row["benchmark"])
-        basev = next(x["saturation_throughput"] for x in rows
-                     if (x["mesh"], x["benchmark"]) == key and x["config"] == "push+adaptive")
+        basev = next(
+            x["saturation_throughput"]
+            for x in rows
+            if (x["mesh"], x["benchmark"]) == key and x["config"] == "push+adaptive"
+        )
         row["normalized"] = row["saturation_throughput"] / basev if basev > 0 else float("nan")
         norm[(row["mesh"], row["benchmark"], row["config"])] = row["normalized"]
 
@@ -144,8 +203,11 @@ def main() -> int:
 
     summary = {"warmup_cycles": warmup, "measure_cycles": measure, "meshes": {}}
     for mesh in meshes:
-        own_high = {r["benchmark"] for r in rows if r["mesh"] == mesh and r["config"] == "push+DOR"
-                    and r["dor_max_link_load"] > 1.0 + 1e-9}
+        own_high = {
+            r["benchmark"]
+            for r in rows
+            if r["mesh"] == mesh and r["config"] == "push+DOR" and r["dor_max_link_load"] > 1.0 + 1e-9
+        }
         s = {"configs": {}}
         for label, _, _ in CONFIGS:
             vals = {b: norm[(mesh, b, label)] for b in benches}
@@ -159,8 +221,9 @@ def main() -> int:
         i_all = s["configs"]["ideal"]["gmean_all"]
         s["tentacle_vs_ideal_gap_all"] = 1 - t_all / i_all
         s["own_high_contention_set"] = sorted(own_high)
-        s["tentacle_success"] = {r["benchmark"]: r["circuits"] for r in rows
-                                 if r["mesh"] == mesh and r["config"] == "tentacle"}
+        s["tentacle_success"] = {
+            r["benchmark"]: r["circuits"] for r in rows if r["mesh"] == mesh and r["config"] == "tentacle"
+        }
         s["paper"] = PAPER[mesh]
         summary["meshes"][mesh] = s
 
@@ -168,11 +231,17 @@ def main() -> int:
     pert = []
     if args.perturb_trials > 0:
         for b in benches:
-            r = noc.perturbed_routing(b, mesh="4x4", trials=args.perturb_trials, swaps=2,
-                                      exact_budget=200_000)
+            r = noc.perturbed_routing(b, mesh="4x4", trials=args.perturb_trials, swaps=2, exact_budget=200_000)
             for x in r["results"]:
-                pert.append({"benchmark": b, "router": x["router"], "success": x["success"],
-                             "trials": x["trials"], "exact_proven_infeasible": r["exact_proven_infeasible"]})
+                pert.append(
+                    {
+                        "benchmark": b,
+                        "router": x["router"],
+                        "success": x["success"],
+                        "trials": x["trials"],
+                        "exact_proven_infeasible": r["exact_proven_infeasible"],
+                    }
+                )
         with open(out / "perturbed_routing.csv", "w", newline="") as f:
             w = csv.DictWriter(f, fieldnames=list(pert[0].keys()))
             w.writeheader()
@@ -199,13 +268,15 @@ def _plots(out: Path, rows, link_rows, meshes, benches) -> None:
 
     labels = [c[0] for c in CONFIGS]
     fig, axes = plt.subplots(len(meshes), 1, figsize=(13, 4.2 * len(meshes)), squeeze=False)
-    for ax, mesh in zip(axes[:, 0], meshes):
+    for ax, mesh in zip(axes[:, 0], meshes, strict=True):
         cols = benches + ["GM high (paper set)", "GM all"]
         width = 0.13
         for k, lab in enumerate(labels):
-            vals = [next(r["normalized"] for r in rows if r["mesh"] == mesh and r["benchmark"] == b
-                         and r["config"] == lab) for b in benches]
-            high = [v for b, v in zip(benches, vals) if b in PAPER_HIGH[mesh]]
+            vals = [
+                next(r["normalized"] for r in rows if r["mesh"] == mesh and r["benchmark"] == b and r["config"] == lab)
+                for b in benches
+            ]
+            high = [v for b, v in zip(benches, vals, strict=True) if b in PAPER_HIGH[mesh]]
             vals = vals + [gmean(high), gmean(vals)]
             ax.bar([i + (k - 2.5) * width for i in range(len(cols))], vals, width, label=lab)
         ax.set_xticks(range(len(cols)))
@@ -220,7 +291,7 @@ def _plots(out: Path, rows, link_rows, meshes, benches) -> None:
 
     sel = ["FilterBank", "FMRadio", "Vocoder", "BitonicSort"]
     fig, axes = plt.subplots(2, 2, figsize=(11, 6))
-    for ax, b in zip(axes.flat, sel):
+    for ax, b in zip(axes.flat, sel, strict=True):
         loads = [r["streams"] for r in link_rows if r["mesh"] == "4x4" and r["benchmark"] == b]
         ax.bar(range(len(loads)), loads)
         ax.set_title(f"{b} (4x4, DOR)")

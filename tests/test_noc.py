@@ -7,9 +7,8 @@ import json
 import math
 
 import pytest
-from typer.testing import CliRunner
-
 from pktflow import noc
+from typer.testing import CliRunner
 
 try:  # the main CLI app (the lead's cli.py registers cli_noc)
     from pktflow.cli import app as main_app
@@ -19,7 +18,6 @@ except Exception:  # pragma: no cover - fall back to a private app
 
 def _app():
     import typer
-
     from pktflow import cli_noc
 
     if main_app is not None and any(c.name == "stream" for c in main_app.registered_commands):
@@ -55,9 +53,13 @@ def test_builder_program_balances_and_saves(tmp_path):
         noc.pipeline(
             "top",
             noc.filter_("src", push=3, work=10),
-            noc.splitjoin("sj", noc.roundrobin(1, 2), noc.roundrobin(1, 1),
-                          noc.filter_("a", pop=1, push=1, work=20),
-                          noc.filter_("b", pop=2, push=1, work=30)),
+            noc.splitjoin(
+                "sj",
+                noc.roundrobin(1, 2),
+                noc.roundrobin(1, 1),
+                noc.filter_("a", pop=1, push=1, work=20),
+                noc.filter_("b", pop=2, push=1, work=30),
+            ),
             noc.filter_("snk", pop=2, work=5),
         ),
     )
@@ -70,11 +72,21 @@ def test_builder_program_balances_and_saves(tmp_path):
 
 
 def test_inconsistent_rates_name_the_edge(tmp_path):
-    bad = noc.program("bad", noc.pipeline(
-        "top", noc.filter_("src", push=1),
-        noc.splitjoin("sj", noc.duplicate(), noc.roundrobin(1, 1),
-                      noc.filter_("a", pop=1, push=1), noc.filter_("b", pop=1, push=2)),
-        noc.filter_("snk", pop=1)))
+    bad = noc.program(
+        "bad",
+        noc.pipeline(
+            "top",
+            noc.filter_("src", push=1),
+            noc.splitjoin(
+                "sj",
+                noc.duplicate(),
+                noc.roundrobin(1, 1),
+                noc.filter_("a", pop=1, push=1),
+                noc.filter_("b", pop=1, push=2),
+            ),
+            noc.filter_("snk", pop=1),
+        ),
+    )
     with pytest.raises(Exception) as e:
         noc.graph(bad)
     msg = str(e.value)
@@ -100,8 +112,9 @@ def test_sweep_zero_load_latency_and_saturation_bound():
 
 
 def test_adaptive_overload_delivers_without_loss():
-    res = noc.sweep(mesh="4x4", routing="adaptive", traffic="transpose", rates=[1.0],
-                    packet_flits=4, warmup=500, measure=3000)
+    res = noc.sweep(
+        mesh="4x4", routing="adaptive", traffic="transpose", rates=[1.0], packet_flits=4, warmup=500, measure=3000
+    )
     p = res["points"][0]
     assert p["accepted"] > 0.1
     assert p["flits_injected"] >= p["flits_ejected"]
@@ -123,11 +136,20 @@ def test_stream_tentacle_vs_dor_and_ideal():
 
 def test_tentacle_infeasible_layout_falls_back():
     # a source with 5 consumers cannot send on disjoint paths (a router has 4 output links)
-    p = noc.program("fan", noc.pipeline(
-        "top", noc.filter_("src", push=5, work=1),
-        noc.splitjoin("sj", noc.roundrobin(1), noc.roundrobin(1),
-                      *[noc.filter_(f"w{k}", pop=1, push=1, work=1) for k in range(5)]),
-        noc.filter_("snk", pop=5, work=1)))
+    p = noc.program(
+        "fan",
+        noc.pipeline(
+            "top",
+            noc.filter_("src", push=5, work=1),
+            noc.splitjoin(
+                "sj",
+                noc.roundrobin(1),
+                noc.roundrobin(1),
+                *[noc.filter_(f"w{k}", pop=1, push=1, work=1) for k in range(5)],
+            ),
+            noc.filter_("snk", pop=5, work=1),
+        ),
+    )
     g = {"name": "fan", "graph": p.graph}
     r = noc.run_stream(g, mesh="3x3", routing="tentacle", simulate=False, anneal_moves=2000)
     assert r["route"]["circuits"] or r["route"]["fallback"]
@@ -137,8 +159,9 @@ def test_tentacle_infeasible_layout_falls_back():
 
 
 def test_cli_noc_json_has_points():
-    res = CliRunner().invoke(_app(), ["noc", "--mesh", "4x4", "--rates", "0.05,0.1",
-                                      "--warmup", "300", "--measure", "2000", "--json"])
+    res = CliRunner().invoke(
+        _app(), ["noc", "--mesh", "4x4", "--rates", "0.05,0.1", "--warmup", "300", "--measure", "2000", "--json"]
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert [round(p["offered"], 1) for p in doc["points"]] == [0.1, 0.1] or len(doc["points"]) == 2
@@ -149,8 +172,9 @@ def test_cli_noc_json_has_points():
 
 def test_cli_noc_table_and_plot(tmp_path):
     png = tmp_path / "lat.png"
-    res = CliRunner().invoke(_app(), ["noc", "--mesh", "4x4", "--rates", "0.1",
-                                      "--warmup", "300", "--measure", "2000", "--plot", str(png)])
+    res = CliRunner().invoke(
+        _app(), ["noc", "--mesh", "4x4", "--rates", "0.1", "--warmup", "300", "--measure", "2000", "--plot", str(png)]
+    )
     assert res.exit_code == 0, res.output
     assert "latency" in res.stdout
     assert png.stat().st_size > 1000
@@ -158,9 +182,28 @@ def test_cli_noc_table_and_plot(tmp_path):
 
 def test_cli_stream_json_and_heatmap(tmp_path):
     png = tmp_path / "heat.png"
-    res = CliRunner().invoke(_app(), ["stream", "FMRadio", "--mesh", "4x4", "--routing", "dor",
-                                      "--scales", "0", "--warmup", "500", "--measure", "3000",
-                                      "--anneal-moves", "2000", "--json", "--plot", str(png)])
+    res = CliRunner().invoke(
+        _app(),
+        [
+            "stream",
+            "FMRadio",
+            "--mesh",
+            "4x4",
+            "--routing",
+            "dor",
+            "--scales",
+            "0",
+            "--warmup",
+            "500",
+            "--measure",
+            "3000",
+            "--anneal-moves",
+            "2000",
+            "--json",
+            "--plot",
+            str(png),
+        ],
+    )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["graph"] == "FMRadio" and doc["points"][0]["throughput"] > 0
@@ -169,9 +212,25 @@ def test_cli_stream_json_and_heatmap(tmp_path):
 
 
 def test_cli_stream_table():
-    res = CliRunner().invoke(_app(), ["stream", "DES", "--mesh", "4x4", "--routing", "tentacle",
-                                      "--scales", "0", "--warmup", "500", "--measure", "3000",
-                                      "--anneal-moves", "2000"])
+    res = CliRunner().invoke(
+        _app(),
+        [
+            "stream",
+            "DES",
+            "--mesh",
+            "4x4",
+            "--routing",
+            "tentacle",
+            "--scales",
+            "0",
+            "--warmup",
+            "500",
+            "--measure",
+            "3000",
+            "--anneal-moves",
+            "2000",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "routes" in res.stdout and "heat map" in res.stdout
 

@@ -37,7 +37,7 @@ def _rates(text: str) -> list[float]:
     try:
         out = [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
-        raise typer.BadParameter(f"--rates must be comma-separated numbers, got {text!r}")
+        raise typer.BadParameter(f"--rates must be comma-separated numbers, got {text!r}") from None
     if not out:
         raise typer.BadParameter("--rates needs at least one value")
     return out
@@ -248,7 +248,7 @@ def _plot_heatmap(res, path: Path) -> None:
     ax[0].set_xlabel("x")
     ax[0].set_ylabel("y")
     fig.colorbar(im, ax=ax[0])
-    loads = [l["streams"] for l in res["link_loads"]]
+    loads = [ln["streams"] for ln in res["link_loads"]]
     ax[1].bar(range(len(loads)), loads)
     ax[1].set_xlabel("link")
     ax[1].set_ylabel("streams")

@@ -88,9 +88,9 @@ impl MeshArch {
                 self.cols * self.rows
             ));
         }
-        if self.virtual_channels == 0 || self.virtual_channels > 16 {
+        if self.virtual_channels == 0 || self.virtual_channels > 11 {
             errs.push(format!(
-                "virtual_channels must be 1..=16 (got {})",
+                "virtual_channels must be 1..=11 (got {})",
                 self.virtual_channels
             ));
         }

@@ -725,6 +725,43 @@ mod tests {
 }
 
 #[cfg(test)]
+mod benchmark_routing_tests {
+    use super::*;
+
+    /// On every benchmark layout (4x4): tentacle either yields link-disjoint circuits (max link
+    /// load 1) or falls back, with every stream on its XY path, exactly when its search failed.
+    #[test]
+    fn tentacle_on_benchmark_layouts_succeeds_or_falls_back() {
+        let mut successes = 0;
+        for name in bench::names() {
+            let out = stream_run(&format!(r#"{{"graph":"{name}","mesh":"4x4","routing":"tentacle","no_sim":true,"anneal_moves":4000}}"#)).unwrap();
+            let v: Value = serde_json::from_str(&out).unwrap();
+            let circuits = v["route"]["circuits"].as_bool().unwrap();
+            assert_eq!(
+                circuits,
+                !v["route"]["fallback"].as_bool().unwrap(),
+                "{name}"
+            );
+            if circuits {
+                successes += 1;
+                assert!(v["max_link_load"].as_f64().unwrap() <= 1.0, "{name}");
+                assert!(v["setup"]["min"].as_u64().unwrap() >= 5, "{name}");
+            } else {
+                assert!(v["route"]["failed_stream"].as_u64().is_some(), "{name}");
+                assert_eq!(
+                    v["max_link_load"], v["dor_max_link_load"],
+                    "{name}: fallback uses DOR"
+                );
+            }
+        }
+        assert!(
+            successes >= 4,
+            "tentacle routed only {successes} of 9 benchmark layouts"
+        );
+    }
+}
+
+#[cfg(test)]
 mod debug_tests {
     use super::*;
     #[test]
@@ -761,7 +798,11 @@ mod probe_tests {
     fn probe_bench() {
         let name = std::env::var("NOC_BENCH").unwrap_or("AudioBeam".into());
         for routing in ["tentacle", "ideal", "adaptive"] {
-            let out = stream_run(&format!(r#"{{"graph":"{name}","mesh":"4x4","routing":"{routing}","scales":[0.0],"warmup":5000,"measure":20000,"retries":3}}"#)).unwrap();
+            let mesh = std::env::var("NOC_MESH").unwrap_or("4x4".into());
+            let bi: u64 = std::env::var("NOC_BI")
+                .map(|s| s.parse().unwrap())
+                .unwrap_or(4);
+            let out = stream_run(&format!(r#"{{"graph":"{name}","mesh":"{mesh}","routing":"{routing}","scales":[0.0],"warmup":5000,"measure":20000,"retries":3,"buffer_iterations":{bi}}}"#)).unwrap();
             let v: Value = serde_json::from_str(&out).unwrap();
             println!(
                 "{routing}: thr {} lat {} flits {} circuits {}",

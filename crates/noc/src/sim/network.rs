@@ -84,6 +84,18 @@ pub struct Delivery {
     pub delivered: u64,
 }
 
+/// State of one input virtual channel.
+#[derive(Debug, Clone, Copy)]
+struct VcState {
+    /// cycle from which the next pipeline stage may act
+    ready: u64,
+    head: u16,
+    len: u16,
+    state: u8,
+    out_port: u8,
+    out_vc: u8,
+}
+
 // VC states
 const IDLE: u8 = 0;
 const VA: u8 = 1;
@@ -104,12 +116,8 @@ pub struct Network {
     now: u64,
     // per input VC, index ((node*5+port)*vt + vc)
     buf: Vec<Flit>,
-    head: Vec<u16>,
-    len: Vec<u16>,
-    state: Vec<u8>,
-    ready: Vec<u64>,
-    out_port: Vec<u8>,
-    out_vc: Vec<u8>,
+    /// per input VC state, one 16-byte record (one cache line holds four)
+    vcs: Vec<VcState>,
     // per output VC: index ((node*5+port)*vt + vc)
     out_busy: Vec<bool>,
     credits: Vec<u16>,
@@ -136,9 +144,9 @@ pub struct Network {
     // occupancy per router (flits in its input buffers)
     occ: Vec<u32>,
     /// per router: bit (port*vt + vc) set when that packet VC holds flits and is not ACTIVE
-    pend: Vec<u128>,
+    pend: Vec<u64>,
     /// per router: bit set when that VC holds flits and is ACTIVE (or is the circuit VC)
-    act: Vec<u128>,
+    act: Vec<u64>,
     /// scratch: VC-allocation requests of the current router (local input VC, wanted output VC)
     reqs: Vec<(u8, u8)>,
     // network interfaces
@@ -181,7 +189,7 @@ impl Network {
         let n = mesh.nodes();
         let v = arch.virtual_channels;
         let vt = v + 1;
-        if PORTS * vt > 128 {
+        if PORTS * vt > 64 {
             return Err(NocError::Param(format!("too many virtual channels: {v}")));
         }
         let depth = arch.buffer_depth_flits;
@@ -204,12 +212,17 @@ impl Network {
             lt: arch.link_latency_cycles,
             now: 0,
             buf: vec![Flit::default(); nvc * depth],
-            head: vec![0; nvc],
-            len: vec![0; nvc],
-            state: vec![IDLE; nvc],
-            ready: vec![0; nvc],
-            out_port: vec![NONE8; nvc],
-            out_vc: vec![NONE8; nvc],
+            vcs: vec![
+                VcState {
+                    ready: 0,
+                    head: 0,
+                    len: 0,
+                    state: IDLE,
+                    out_port: NONE8,
+                    out_vc: NONE8
+                };
+                nvc
+            ],
             out_busy: vec![false; nvc],
             credits: vec![depth as u16; nvc],
             // two delay lines per output port: [0] packet flits, [1] circuit flits
@@ -380,13 +393,16 @@ impl Network {
                 let next = self.nbr[node][port] as usize;
                 let inport = opposite(port);
                 let i = self.vci(next, inport, vc as usize);
-                debug_assert!((self.len[i] as usize) < self.depth, "buffer overflow");
-                let pos = wrap(self.head[i] as usize + self.len[i] as usize, self.depth);
+                debug_assert!((self.vcs[i].len as usize) < self.depth, "buffer overflow");
+                let pos = wrap(
+                    self.vcs[i].head as usize + self.vcs[i].len as usize,
+                    self.depth,
+                );
                 self.buf[i * self.depth + pos] = Flit {
                     arrive: t as u32,
                     ..f
                 };
-                self.len[i] += 1;
+                self.vcs[i].len += 1;
                 self.occ[next] += 1;
                 self.mark(next, inport * self.vt + vc as usize, i);
             }
@@ -456,24 +472,39 @@ impl Network {
             for lane in 0..lanes {
                 let li = node * lanes + lane;
                 if self.ni_cur[li] == NONE32 {
-                    let Some(&pid) = self.srcq[node].front() else {
+                    // the first waiting packet whose destination no other lane is serving (so
+                    // one blocked stream cannot hold every lane; per-destination order is kept)
+                    let mut pick = usize::MAX;
+                    for (qi, &cand) in self.srcq[node].iter().take(16).enumerate() {
+                        let d = self.pkts[cand as usize].dst;
+                        let busy = (0..lanes).any(|o| {
+                            let c = self.ni_cur[node * lanes + o];
+                            c != NONE32 && self.pkts[c as usize].dst == d
+                        });
+                        if !busy {
+                            pick = qi;
+                            break;
+                        }
+                    }
+                    if pick == usize::MAX {
                         continue; // other lanes may still be sending
-                    };
-                    // a free local VC, preferring the emptiest one
+                    }
+                    let pid = self.srcq[node][pick];
+                    // an empty local VC (a packet never waits behind another stream's packet
+                    // in the injection queue: no head-of-line blocking between streams)
                     let mut found = NONE8 as usize;
-                    let mut best_cr = 0u32;
                     for vc in 0..self.v {
                         let k = node * self.vt + vc;
-                        if !self.ni_busy[k] && self.ni_credits[k] as u32 + 1 > best_cr {
-                            best_cr = self.ni_credits[k] as u32 + 1;
+                        if !self.ni_busy[k] && self.ni_credits[k] as usize == self.depth {
                             found = vc;
+                            break;
                         }
                     }
                     if found == NONE8 as usize {
                         continue;
                     }
                     self.ni_busy[node * self.vt + found] = true;
-                    self.srcq[node].pop_front();
+                    self.srcq[node].remove(pick);
                     self.ni_cur[li] = pid;
                     self.ni_sent[li] = 0;
                     self.ni_vc[li] = found as u8;
@@ -496,20 +527,27 @@ impl Network {
                 }
                 let i = self.vci(node, LOCAL, vc);
                 let arrive = t + self.lt as u64;
-                if sent == 0 && p.circuit != NONE32 && self.len[i] == 0 && self.state[i] == IDLE {
+                if sent == 0
+                    && p.circuit != NONE32
+                    && self.vcs[i].len == 0
+                    && self.vcs[i].state == IDLE
+                {
                     // circuit packet: the local VC is bound to the circuit's first hop
-                    self.state[i] = ACTIVE;
-                    self.ready[i] = arrive;
-                    self.out_port[i] = self.circ_first[p.circuit as usize];
-                    self.out_vc[i] = self.v as u8;
+                    self.vcs[i].state = ACTIVE;
+                    self.vcs[i].ready = arrive;
+                    self.vcs[i].out_port = self.circ_first[p.circuit as usize];
+                    self.vcs[i].out_vc = self.v as u8;
                 }
-                let pos = wrap(self.head[i] as usize + self.len[i] as usize, self.depth);
+                let pos = wrap(
+                    self.vcs[i].head as usize + self.vcs[i].len as usize,
+                    self.depth,
+                );
                 self.buf[i * self.depth + pos] = Flit {
                     pkt: pid,
                     flags,
                     arrive: arrive as u32,
                 };
-                self.len[i] += 1;
+                self.vcs[i].len += 1;
                 self.occ[node] += 1;
                 self.mark(node, LOCAL * self.vt + vc, i);
                 self.flits_injected += 1;
@@ -565,8 +603,8 @@ impl Network {
     /// Update the router's VC masks after a flit was written into local VC `lv` (global `i`).
     #[inline]
     fn mark(&mut self, node: usize, lv: usize, i: usize) {
-        let bit = 1u128 << lv;
-        if lv % self.vt == self.v || self.state[i] == ACTIVE {
+        let bit = 1u64 << lv;
+        if lv % self.vt == self.v || self.vcs[i].state == ACTIVE {
             self.act[node] |= bit;
         } else {
             self.pend[node] |= bit;
@@ -575,7 +613,7 @@ impl Network {
 
     #[inline]
     fn front(&self, i: usize) -> Flit {
-        self.buf[i * self.depth + self.head[i] as usize]
+        self.buf[i * self.depth + self.vcs[i].head as usize]
     }
 
     /// Route computation and VC allocation (separable, input-first, round-robin).
@@ -592,26 +630,26 @@ impl Network {
             bits &= bits - 1;
             let i = node * PORTS * vt + lv;
             let f = self.front(i);
-            if self.state[i] == IDLE {
+            if self.vcs[i].state == IDLE {
                 if f.flags & 1 == 0 || (f.arrive as u64) > t {
                     continue;
                 }
                 let c = self.pkts[f.pkt as usize].circuit;
                 if c != NONE32 {
                     // a circuit packet at the source: bind the local VC to the circuit
-                    self.state[i] = ACTIVE;
-                    self.ready[i] = t;
-                    self.out_port[i] = self.circ_first[c as usize];
-                    self.out_vc[i] = self.v as u8;
-                    self.pend[node] &= !(1u128 << lv);
-                    self.act[node] |= 1u128 << lv;
+                    self.vcs[i].state = ACTIVE;
+                    self.vcs[i].ready = t;
+                    self.vcs[i].out_port = self.circ_first[c as usize];
+                    self.vcs[i].out_vc = self.v as u8;
+                    self.pend[node] &= !(1u64 << lv);
+                    self.act[node] |= 1u64 << lv;
                     continue;
                 }
-                self.state[i] = VA;
+                self.vcs[i].state = VA;
                 // a head that waited behind the previous packet starts route computation now
-                self.ready[i] = (f.arrive as u64).max(t) + self.rc as u64;
+                self.vcs[i].ready = (f.arrive as u64).max(t) + self.rc as u64;
             }
-            if self.ready[i] > t {
+            if self.vcs[i].ready > t {
                 continue;
             }
             // stage 1: this input VC picks one free output VC
@@ -646,15 +684,15 @@ impl Network {
                 }
             }
             let i = node * PORTS * vt + winner;
-            self.state[i] = ACTIVE;
-            self.ready[i] = t + self.va as u64;
-            self.out_port[i] = op as u8;
-            self.out_vc[i] = ovc as u8;
+            self.vcs[i].state = ACTIVE;
+            self.vcs[i].ready = t + self.va as u64;
+            self.vcs[i].out_port = op as u8;
+            self.vcs[i].out_vc = ovc as u8;
             self.out_busy[oi] = true;
             self.va_rr[oi] = wrap(winner + 1, nreq) as u8;
             self.va_in_rr[i] = wrap(ovc + 1, self.v) as u8;
-            self.pend[node] &= !(1u128 << winner);
-            self.act[node] |= 1u128 << winner;
+            self.pend[node] &= !(1u64 << winner);
+            self.act[node] |= 1u64 << winner;
         }
         self.reqs = reqs;
     }
@@ -732,13 +770,13 @@ impl Network {
         }
         let vt = self.vt;
         let v = self.v;
-        let vmask: u128 = (1u128 << v) - 1;
+        let vmask: u64 = (1u64 << v) - 1;
         // requests: (input port, vc, output port, circuit)
         let mut rq = [(0u8, 0u8, 0u8, false); 32];
         let mut nreq = 0usize;
         // stage 1: each input port chooses its VC(s)
         for port in 0..PORTS {
-            let pbits = (act >> (port * vt)) & ((1u128 << vt) - 1);
+            let pbits = (act >> (port * vt)) & ((1u64 << vt) - 1);
             if pbits == 0 {
                 continue;
             }
@@ -765,11 +803,11 @@ impl Network {
                 order &= order - 1;
                 let vc = wrap(ptr + k, v);
                 let i = self.vci(node, port, vc);
-                if self.ready[i] > t || self.front(i).arrive as u64 > t {
+                if self.vcs[i].ready > t || self.front(i).arrive as u64 > t {
                     continue;
                 }
-                let op = self.out_port[i] as usize;
-                let ovc = self.out_vc[i] as usize;
+                let op = self.vcs[i].out_port as usize;
+                let ovc = self.vcs[i].out_vc as usize;
                 if used_ops >> op & 1 == 1
                     || (op != LOCAL && self.credits[self.vci(node, op, ovc)] == 0)
                 {
@@ -823,7 +861,7 @@ impl Network {
                 let (port, vc) = (port as usize, vc as usize);
                 granted |= 1 << best;
                 taken[op] += 1;
-                let ovc = self.out_vc[self.vci(node, port, vc)] as usize;
+                let ovc = self.vcs[self.vci(node, port, vc)].out_vc as usize;
                 self.sa_out_rr[node * PORTS + op] = wrap(port + 1, PORTS) as u8;
                 self.sa_in_rr[node * PORTS + port] = wrap(vc + 1, v) as u8;
                 self.traverse(node, port, vc, op, ovc, false, t);
@@ -844,11 +882,11 @@ impl Network {
     ) {
         let i = self.vci(node, port, vc);
         let f = self.front(i);
-        self.head[i] = wrap(self.head[i] as usize + 1, self.depth) as u16;
-        self.len[i] -= 1;
+        self.vcs[i].head = wrap(self.vcs[i].head as usize + 1, self.depth) as u16;
+        self.vcs[i].len -= 1;
         self.occ[node] -= 1;
-        let bit = 1u128 << (port * self.vt + vc);
-        if self.len[i] == 0 {
+        let bit = 1u64 << (port * self.vt + vc);
+        if self.vcs[i].len == 0 {
             self.act[node] &= !bit;
         }
         self.last_progress = t;
@@ -882,23 +920,23 @@ impl Network {
         // a packet VC (including a local VC bound to a circuit) is released by its tail
         let packet_vc = vc < self.v;
         if tail && packet_vc {
-            self.state[i] = IDLE;
+            self.vcs[i].state = IDLE;
             self.act[node] &= !bit;
-            if self.len[i] > 0 {
+            if self.vcs[i].len > 0 {
                 self.pend[node] |= bit;
             }
-            self.out_port[i] = NONE8;
+            self.vcs[i].out_port = NONE8;
             if !circ && (op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0)) {
                 let oi = self.vci(node, op, ovc);
                 self.out_busy[oi] = false;
             }
-            self.out_vc[i] = NONE8;
+            self.vcs[i].out_vc = NONE8;
         }
     }
 
     /// Flits inside the network (NI partial packets excluded): buffers plus links.
     pub fn flits_in_network(&self) -> u64 {
-        let b: u64 = self.len.iter().map(|&l| l as u64).sum();
+        let b: u64 = self.vcs.iter().map(|v| v.len as u64).sum();
         let l = self.link_ring.iter().filter(|(_, vc)| *vc != NONE8).count() as u64;
         let e: u64 = self.eject_events.iter().map(|v| v.len() as u64).sum();
         b + l + e
@@ -914,7 +952,7 @@ impl Network {
             )));
         }
         let occ: u64 = self.occ.iter().map(|&o| o as u64).sum();
-        let b: u64 = self.len.iter().map(|&l| l as u64).sum();
+        let b: u64 = self.vcs.iter().map(|v| v.len as u64).sum();
         if occ != b {
             return Err(NocError::Invariant(format!(
                 "router occupancy counters {occ} disagree with buffer contents {b}"
