@@ -14,6 +14,7 @@ pub struct Request {
     pub spec: AppSpec,
     pub sim: SimConfig,
     pub search: MaxRateConfig,
+    pub bottleneck: crate::BottleneckConfig,
 }
 
 pub fn parse(request: &str) -> Result<Request, String> {
@@ -40,6 +41,17 @@ pub fn maxrate_json(request: &str) -> Result<String, String> {
     let p = Prepared::new(&r.spec)?;
     let m = p.max_rate(&r.sim, &r.search)?;
     let mut v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+    v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
+    Ok(v.to_string())
+}
+
+/// Bottleneck finding by idealized executions: [`crate::Bottleneck`] as JSON (`runs`,
+/// `ranking`, `summary`). `progress(done, label)` is called before each maximum-rate search.
+pub fn bottleneck_json(request: &str, progress: impl FnMut(usize, &str)) -> Result<String, String> {
+    let r = parse(request)?;
+    let p = Prepared::new(&r.spec)?;
+    let b = p.bottleneck(&r.sim, &r.search, &r.bottleneck, progress)?;
+    let mut v = serde_json::to_value(&b).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
     Ok(v.to_string())
 }

@@ -112,16 +112,47 @@ impl Prepared {
         )
     }
 
+    /// The PE count and mapping a run uses: the prepared ones, or with idealization I every
+    /// task on PEs of its own (one each without replication; as many as the prepared machine
+    /// has with replication, so no task ever waits for a context).
+    pub fn machine(&self, ideal: &crate::Ideal) -> (u32, Mapping) {
+        if ideal.infinite_pes {
+            let per_task = match self.spec.replication {
+                Replication::None => 1,
+                _ => self.pes,
+            };
+            self.mapping.infinite(per_task)
+        } else {
+            (self.pes, self.mapping.clone())
+        }
+    }
+
     /// One simulation, streaming a fresh functional run.
     pub fn simulate(&self, cfg: &SimConfig) -> Result<SimReport, String> {
         let mut run = Run::start(&self.spec.app, &self.source(), &out_dir()?)?;
-        crate::simulate(
-            &self.arch,
-            self.pes,
-            &self.mapping,
-            self.names.clone(),
-            cfg,
-            &mut run,
+        let (pes, mapping) = self.machine(&cfg.ideal);
+        crate::simulate(&self.arch, pes, &mapping, self.names.clone(), cfg, &mut run)
+    }
+
+    /// Bottleneck finding (seed 000 section 5): maximum rates with resources idealized on top
+    /// of `cfg.ideal` (normally none).
+    pub fn bottleneck(
+        &self,
+        cfg: &SimConfig,
+        m: &MaxRateConfig,
+        b: &crate::BottleneckConfig,
+        progress: impl FnMut(usize, &str),
+    ) -> Result<crate::Bottleneck, String> {
+        crate::bottleneck(
+            |i| {
+                let c = SimConfig {
+                    ideal: i.union(&cfg.ideal),
+                    ..cfg.clone()
+                };
+                self.max_rate(&c, m)
+            },
+            b,
+            progress,
         )
     }
 

@@ -116,6 +116,24 @@ impl Mapping {
         Ok(Mapping { tasks })
     }
 
+    /// Idealization I (infinite PEs): every task on PEs of its own, `per_task` of them (1: as
+    /// many PEs as tasks, the task and its replicas on one PE's contexts; more lets a replicated
+    /// task use that many PEs' contexts). Keeps each task's `max_concurrent`. Returns the PE
+    /// count and the mapping.
+    pub fn infinite(&self, per_task: u32) -> (u32, Mapping) {
+        let k = per_task.max(1);
+        let tasks = self
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| TaskMap {
+                pes: (i as u32 * k..(i as u32 + 1) * k).collect(),
+                max_concurrent: t.max_concurrent,
+            })
+            .collect();
+        (self.tasks.len() as u32 * k, Mapping { tasks })
+    }
+
     pub fn validate(&self, pe_count: u32) -> Result<(), String> {
         for (i, t) in self.tasks.iter().enumerate() {
             if t.pes.is_empty() {
@@ -134,11 +152,13 @@ impl Mapping {
     }
 }
 
-/// Idealized executions of seed 000 section 5 (Figure 8). Infinite PEs (I) is a property of
-/// the mapping (one PE per task and replica), not of this struct.
+/// Idealized executions of seed 000 section 5 (Figure 8). Infinite PEs (I) acts on the mapping
+/// ([`Mapping::infinite`], applied by [`crate::app::Prepared`]), the others on the simulator.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Ideal {
+    /// I: infinite PEs (each task on PEs of its own).
+    pub infinite_pes: bool,
     /// Z: zero-cycle instructions.
     pub zero_instructions: bool,
     /// S: no synchronization ("there are no critical sections and we ignore inter-replica
@@ -150,6 +170,68 @@ pub struct Ideal {
     /// M: "maximum memory pipelining ... the unpipelined time for a request is 1 cycle" (the
     /// rest moves to the pipelined part).
     pub mem_pipelined: bool,
+}
+
+impl Ideal {
+    /// From Figure 8's letters, e.g. `"IZS"` (any order; `""` or `"none"` = no idealization).
+    pub fn parse(s: &str) -> Result<Ideal, String> {
+        let mut i = Ideal::default();
+        if s.eq_ignore_ascii_case("none") {
+            return Ok(i);
+        }
+        for c in s.chars() {
+            let f = match c.to_ascii_uppercase() {
+                'I' => &mut i.infinite_pes,
+                'Z' => &mut i.zero_instructions,
+                'S' => &mut i.no_sync,
+                'B' => &mut i.bus_pipelined,
+                'M' => &mut i.mem_pipelined,
+                _ => {
+                    return Err(format!(
+                    "unknown idealization '{c}' in '{s}' (letters: I infinite PEs, Z zero-cycle \
+                         instructions, S no synchronization, B perfect bus pipelining, M memories \
+                         with 1-cycle unpipelined time)"
+                ))
+                }
+            };
+            if *f {
+                return Err(format!("idealization '{c}' repeated in '{s}'"));
+            }
+            *f = true;
+        }
+        Ok(i)
+    }
+
+    /// Figure 8's letters in the order I, Z, S, B, M (`"none"` when nothing is idealized).
+    pub fn label(&self) -> String {
+        let mut s = String::new();
+        for (on, c) in [
+            (self.infinite_pes, 'I'),
+            (self.zero_instructions, 'Z'),
+            (self.no_sync, 'S'),
+            (self.bus_pipelined, 'B'),
+            (self.mem_pipelined, 'M'),
+        ] {
+            if on {
+                s.push(c);
+            }
+        }
+        if s.is_empty() {
+            s.push_str("none");
+        }
+        s
+    }
+
+    /// Both idealizations together.
+    pub fn union(&self, o: &Ideal) -> Ideal {
+        Ideal {
+            infinite_pes: self.infinite_pes || o.infinite_pes,
+            zero_instructions: self.zero_instructions || o.zero_instructions,
+            no_sync: self.no_sync || o.no_sync,
+            bus_pipelined: self.bus_pipelined || o.bus_pipelined,
+            mem_pipelined: self.mem_pipelined || o.mem_pipelined,
+        }
+    }
 }
 
 /// One simulation run.
@@ -225,5 +307,23 @@ mod tests {
         assert!(f.validate(4).is_ok());
         assert!(f.validate(0).is_err());
         assert!(Replication::parse("everywhere").is_err());
+        let (n, inf) = g.infinite(3);
+        assert_eq!(n, 15);
+        assert_eq!(inf.tasks[1].pes, vec![3, 4, 5]);
+        assert!(inf.validate(n).is_ok());
+    }
+
+    #[test]
+    fn idealizations_parse_from_figure_8_letters() {
+        let i = Ideal::parse("izsb").unwrap();
+        assert!(i.infinite_pes && i.zero_instructions && i.no_sync && i.bus_pipelined);
+        assert!(!i.mem_pipelined);
+        assert_eq!(i.label(), "IZSB");
+        assert_eq!(Ideal::parse("none").unwrap().label(), "none");
+        assert_eq!(Ideal::parse("SI").unwrap().label(), "IS");
+        assert!(Ideal::parse("IX")
+            .unwrap_err()
+            .contains("unknown idealization 'X'"));
+        assert!(Ideal::parse("SS").unwrap_err().contains("repeated"));
     }
 }

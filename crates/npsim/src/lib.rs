@@ -13,12 +13,14 @@
 //! flight, so memory does not grow with the length of the trace.
 pub mod api;
 pub mod app;
+pub mod bottleneck;
 pub mod config;
 pub mod maxrate;
 pub mod prog;
 pub mod sim;
 pub mod stats;
 
+pub use bottleneck::{bottleneck, Bottleneck, BottleneckConfig};
 pub use config::{Ideal, Mapping, Replication, SimConfig, TaskMap};
 pub use maxrate::{max_rate, MaxRate, MaxRateConfig};
 pub use sim::Sim;
