@@ -200,7 +200,10 @@ impl<'m, 'g> State<'m, 'g> {
         }
     }
 
-    /// Whether merging `a` and `b` closes a cycle: a path between them through a third task.
+    /// Whether merging `a` and `b` closes a cycle: a path between them through a third
+    /// critical task. Paths through non-critical tasks do not count: those run on the XScale,
+    /// off the ME pipeline (a packet may leave an ME task for the XScale and come back). The
+    /// PPF graph is acyclic, so a task never calls itself (no recursion inside a task).
     fn merge_makes_cycle(&mut self, a: usize, b: usize) -> bool {
         self.reaches_via_other(a, b) || self.reaches_via_other(b, a)
     }
@@ -214,7 +217,7 @@ impl<'m, 'g> State<'m, 'g> {
             for &k in &g.out_ch[i] {
                 if let End::Ppf(j) = g.channels[k].to {
                     let u = self.task_of[j];
-                    if u != from && u != to && self.stamp[u] != now {
+                    if u != from && u != to && self.crit[u] && self.stamp[u] != now {
                         self.stamp[u] = now;
                         stack.push(u);
                     }
@@ -229,7 +232,7 @@ impl<'m, 'g> State<'m, 'g> {
                         if u == to {
                             return true;
                         }
-                        if u != t && self.stamp[u] != now {
+                        if u != t && self.crit[u] && self.stamp[u] != now {
                             self.stamp[u] = now;
                             stack.push(u);
                         }

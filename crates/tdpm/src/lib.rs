@@ -3,11 +3,16 @@
 //! receiver to a transmitter are grouped into tasks, tasks are duplicated over the MEs of a
 //! network processor, and non-critical tasks run on the XScale core, guided by the throughput
 //! cost model of section 4.2. See docs/tdpm.md.
+pub mod baselines;
 pub mod cost;
 pub mod error;
+pub mod gen;
 pub mod graph;
 pub mod heuristic;
+pub mod optimal;
 
+pub use baselines::{map, MAPPERS};
 pub use cost::{Binding, Eval, Machine, Mapping, Model, Task, TaskCost};
 pub use error::TdpmError;
 pub use graph::{End, GraphFile, LockUse, MemUse, Ppf, PpfGraph};
+pub use heuristic::{Options, Plan};
