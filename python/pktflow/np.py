@@ -7,7 +7,7 @@ The work is in Rust (``crates/npsim``), reached through ``pktflow._core`` with J
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import Callable, Optional, Sequence
 
 from pktflow import _core
 
@@ -25,6 +25,7 @@ def _request(
     subset_size: int,
     sim: Optional[dict],
     search: Optional[dict],
+    bottleneck: Optional[dict] = None,
 ) -> str:
     spec = {
         "app": app,
@@ -36,7 +37,7 @@ def _request(
         "traffic_seed": seed,
         "subset_size": subset_size,
     }
-    return json.dumps({"spec": spec, "sim": sim or {}, "search": search or {}})
+    return json.dumps({"spec": spec, "sim": sim or {}, "search": search or {}, "bottleneck": bottleneck or {}})
 
 
 def simulate(
@@ -78,3 +79,35 @@ def maxrate(
     s.setdefault("warmup_packets", max(1, packets // 5))
     req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search)
     return json.loads(_core.maxrate(req))
+
+
+def bottleneck(
+    app: str = "router",
+    *,
+    arch: str = "npire",
+    pes: Optional[int] = None,
+    replication: str = "global",
+    packets: int = 20_000,
+    trace: Optional[str] = None,
+    seed: int = 1,
+    subset_size: int = 4,
+    chain: bool = True,
+    extra: Sequence[str] = (),
+    threshold: float = 1.05,
+    sim: Optional[dict] = None,
+    search: Optional[dict] = None,
+    progress: Optional[Callable[[int, str], None]] = None,
+) -> dict:
+    """Bottleneck finding by idealized executions (seed 000 section 5, Figure 8).
+
+    Runs the maximum-rate search with I (infinite PEs), Z (zero-cycle instructions), S (no
+    synchronization), B (perfect bus pipelining) and M (1-cycle memory occupancy) each alone,
+    each with the most limiting one, Figure 8's chain I, IZ, IZS, IZSB, IZSBM (``chain``) and
+    ``extra`` combinations. Returns ``runs``, ``ranking`` and ``summary`` (in words).
+    ``progress(done, label)`` is called before each search.
+    """
+    s = dict(sim or {})
+    s.setdefault("warmup_packets", max(1, packets // 5))
+    b = {"chain": chain, "extra": list(extra), "threshold": threshold}
+    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search, b)
+    return json.loads(_core.bottleneck(req, progress))

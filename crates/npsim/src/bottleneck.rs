@@ -129,7 +129,7 @@ pub fn bottleneck(
     };
     let one = |c: char| Ideal::parse(&c.to_string()).expect("letter");
     let base = get(Ideal::default(), &mut runs)?;
-    if !(base > 0.0) {
+    if base.is_nan() || base <= 0.0 {
         return Err("the baseline sustains no rate: nothing to compare".into());
     }
     let mut alone = Vec::new();

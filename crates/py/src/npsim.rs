@@ -20,8 +20,29 @@ fn maxrate(py: Python<'_>, request: &str) -> PyResult<String> {
         .map_err(PktflowError::new_err)
 }
 
+/// Bottleneck finding by idealized executions (seed 000 section 5). `progress`, if given, is
+/// called as `progress(done, label)` before each maximum-rate search.
+#[pyfunction]
+#[pyo3(signature = (request, progress=None))]
+fn bottleneck(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || {
+        pktflow_npsim::api::bottleneck_json(&r, |k, label| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (k, label)) {
+                        e.print(py);
+                    }
+                });
+            }
+        })
+    })
+    .map_err(PktflowError::new_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(maxrate, m)?)?;
+    m.add_function(wrap_pyfunction!(bottleneck, m)?)?;
     Ok(())
 }
