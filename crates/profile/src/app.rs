@@ -18,6 +18,21 @@ pub const BUILTIN_APPS: &[(&str, &str, &str)] = &[
         "router64.click",
         include_str!("../../../apps/router64.click"),
     ),
+    (
+        "l3switch",
+        "l3switch.click",
+        include_str!("../../../apps/l3switch.click"),
+    ),
+    (
+        "mpls",
+        "mpls.click",
+        include_str!("../../../apps/mpls.click"),
+    ),
+    (
+        "firewall",
+        "firewall.click",
+        include_str!("../../../apps/firewall.click"),
+    ),
 ];
 
 /// A parsed application and where it came from.

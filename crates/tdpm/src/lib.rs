@@ -4,6 +4,7 @@
 //! network processor, and non-critical tasks run on the XScale core, guided by the throughput
 //! cost model of section 4.2. See docs/tdpm.md.
 pub mod baselines;
+pub mod click;
 pub mod cost;
 pub mod error;
 pub mod gen;

@@ -4,9 +4,15 @@ pub mod io;
 pub mod ip;
 pub mod nat;
 pub mod standard;
+pub mod tdpm;
 
 use crate::registry::ClassInfo;
 
 /// The class lists of every family (the registry walks these).
-pub static CLASS_LISTS: &[&[ClassInfo]] =
-    &[standard::CLASSES, ip::CLASSES, nat::CLASSES, io::CLASSES];
+pub static CLASS_LISTS: &[&[ClassInfo]] = &[
+    standard::CLASSES,
+    ip::CLASSES,
+    nat::CLASSES,
+    io::CLASSES,
+    tdpm::CLASSES,
+];
