@@ -257,6 +257,9 @@ def _register_optional() -> None:
     from pktflow import cli_np  # pktflow simulate / maxrate (crates/npsim)
 
     cli_np.register(app)
+    from pktflow import cli_tdpm  # pktflow map (crates/tdpm)
+
+    cli_tdpm.register(app)
     try:
         from pktflow import cli_noc
     except ImportError:  # the NoC commands are optional while being built

@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod app;
 mod noc;
 mod npsim;
+mod tdpm;
 
 pyo3::create_exception!(
     _core,
@@ -20,5 +21,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     app::register(m)?;
     noc::register(m)?;
     npsim::register(m)?;
+    tdpm::register(m)?;
     Ok(())
 }

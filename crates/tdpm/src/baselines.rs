@@ -42,7 +42,7 @@ pub fn map(model: &Model, name: &str, opts: &Options) -> Result<Plan, TdpmError>
                 ..opts.clone()
             },
         ),
-        "comm" => comm(model, opts),
+        "comm" => comm(model),
         "res" => res(model, opts),
         "base" => base(model),
         "optimal" => crate::optimal::optimal(model, &crate::optimal::Limits::default()),
@@ -137,10 +137,10 @@ pub fn res(model: &Model, opts: &Options) -> Result<Plan, TdpmError> {
     plan(model, "res", Mapping { tasks, copies: 1 }, crit, steps)
 }
 
-pub fn comm(model: &Model, opts: &Options) -> Result<Plan, TdpmError> {
+pub fn comm(model: &Model) -> Result<Plan, TdpmError> {
     let g = model.g;
     let crit = vec![true; g.len()];
-    let (s, steps) = heuristic::run(model, crit.clone(), opts, false, false);
+    let (s, steps) = heuristic::run(model, crit.clone(), false);
     // Pipeline order: position of each task's first PPF in a topological order.
     let topo = g.topo_order();
     let mut pos = vec![0usize; g.len()];

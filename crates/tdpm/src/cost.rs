@@ -250,6 +250,10 @@ impl<'g> Model<'g> {
             s.comp += if me { self.comp_me[i] } else { self.comp_x[i] };
             s.mem += self.mem[i];
             s.code_size += self.g.ppfs[i].code_size as u64;
+            for &(_, a, cs) in &self.lock_uses[i] {
+                s.lock_ar += a * (self.lock_acquire + self.lock_release);
+                s.lock_cs += a * cs;
+            }
             for &k in &self.g.in_ch[i] {
                 let inside = matches!(self.g.channels[k].from, End::Ppf(j) if task_of[j] == t);
                 if !inside {
@@ -446,6 +450,11 @@ pub struct StaticCost {
     pub rate: f64,
     pub code_size: u64,
     pub writes_packet: bool,
+    /// Σ λ_i a_iL (c_acq + c_rel) and Σ λ_i a_iL cs_iL over the task's lock uses: the
+    /// synchronization cost when only this task's threads use its locks is
+    /// `lock_ar + lock_cs × (T − 1) / 2`.
+    pub lock_ar: f64,
+    pub lock_cs: f64,
 }
 
 /// One task: its PPFs and its duplication d within one pipeline copy (0 = on the XScale).

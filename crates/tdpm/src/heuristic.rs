@@ -8,6 +8,16 @@
 //! critical tasks to MEs in descending order of utilization and non-critical tasks to the
 //! XScale core.
 //!
+//! Duplication: every evaluation of a task list (the throughput check, and the final
+//! assignment) gives each ME task one ME in descending order of utilization, then hands each
+//! free ME to "the task with the largest utilization factor" while that raises its rate — the
+//! duplication action of Figure 4 run to completion, which section 4.3 notes is the optimal
+//! mapping of a fixed task list ("Each processor is assigned to the slowest task"). A grouping is
+//! therefore checked against the best use of the MEs it frees or costs, which is how "we favor
+//! grouping except when task stages are imbalanced and there are available MEs for
+//! duplication" is decided: a grouping that would lower the duplicated pipeline's throughput
+//! fails check 2 and is rolled back.
+//!
 //! The same machinery, with the throughput check switched off and no critical-path
 //! differentiation, is the COMM baseline's greedy grouping (section 5).
 use crate::cost::{Eval, Mapping, Model, StaticCost, Task};
@@ -23,9 +33,6 @@ pub struct Options {
     /// A PPF is critical when its packet rate λ_i is at least this fraction of the largest
     /// PPF rate (the critical path is what most packets traverse).
     pub critical_threshold: f64,
-    /// Stages are "imbalanced" when the largest utilization per ME exceeds the smallest by
-    /// this factor.
-    pub imbalance: f64,
     /// false: every PPF is critical (TDPM-S of section 5).
     pub differentiate_critical: bool,
 }
@@ -34,7 +41,6 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             critical_threshold: 0.1,
-            imbalance: 1.5,
             differentiate_critical: true,
         }
     }
@@ -290,15 +296,18 @@ impl<'m, 'g> State<'m, 'g> {
         self.version[gone] += 1;
     }
 
-    fn work(&self, t: usize) -> f64 {
+    /// Work of task `t` per input packet on `d` MEs when only its own threads use its locks.
+    fn work_on(&self, t: usize, d: u32) -> f64 {
         let s = &self.st[t];
-        s.comp + s.mem + s.comm
+        let threads = (self.model.m.threads * d) as f64;
+        s.comp + s.mem + s.comm + s.lock_ar + s.lock_cs * (threads - 1.0).max(0.0) / 2.0
     }
 
     /// Final assignment (and the assignment every throughput check evaluates): critical tasks
-    /// that fit the control store, in descending order of utilization per ME, get their d_i
-    /// MEs while MEs remain; the rest run on the XScale. Returns the tasks with their d (0 =
-    /// XScale) and the copies c = ⌊n/p⌋.
+    /// that fit the control store get one ME each in descending order of utilization while MEs
+    /// remain (the rest run on the XScale); then each free ME goes to the ME task with the
+    /// largest utilization per ME while that lowers it (duplication). Returns the tasks with
+    /// their d (0 = XScale) and the copies c (common factor of the d's).
     pub fn assignment(&self) -> (Vec<Task>, u32) {
         let n = self.model.m.engines;
         let mut ids: Vec<usize> = (0..self.alive.len()).filter(|&t| self.alive[t]).collect();
@@ -308,29 +317,41 @@ impl<'m, 'g> State<'m, 'g> {
             .filter(|&t| self.crit[t] && self.fits(t))
             .collect();
         me.sort_by(|&x, &y| {
-            (self.work(y) / self.dup[y] as f64)
-                .total_cmp(&(self.work(x) / self.dup[x] as f64))
+            self.work_on(y, 1)
+                .total_cmp(&self.work_on(x, 1))
                 .then(x.cmp(&y))
         });
+        me.truncate(n as usize);
         let mut on_me = vec![0u32; self.alive.len()];
-        let mut used = 0u32;
+        let mut heap: BinaryHeap<(OrdF64, std::cmp::Reverse<usize>)> = BinaryHeap::new();
         for &t in &me {
-            if used + self.dup[t] <= n {
-                on_me[t] = self.dup[t];
-                used += self.dup[t];
-            }
+            on_me[t] = 1;
+            heap.push((OrdF64(self.work_on(t, 1)), std::cmp::Reverse(t)));
         }
-        // d_i with a common factor are copies of a smaller pipeline: divide it out (never
-        // lowers H: c = ⌊n/p⌋ grows at least by the factor).
+        let mut used = me.len() as u32;
+        while used < n {
+            let Some((OrdF64(per), std::cmp::Reverse(t))) = heap.pop() else {
+                break;
+            };
+            let d = on_me[t] + 1;
+            let per2 = self.work_on(t, d) / d as f64;
+            if per2 >= per {
+                break; // the slowest task cannot get faster: the other MEs would idle
+            }
+            on_me[t] = d;
+            used += 1;
+            heap.push((OrdF64(per2), std::cmp::Reverse(t)));
+        }
+        // d_i with a common factor are copies of a smaller pipeline.
         let g = on_me
             .iter()
             .filter(|&&d| d > 0)
             .fold(0u32, |a, &d| gcd(a, d));
+        let copies = g.max(1);
         if g > 1 {
             for d in on_me.iter_mut() {
                 *d /= g;
             }
-            used /= g;
         }
         ids.sort_by_key(|&t| self.members[t].iter().min().copied());
         let tasks = ids
@@ -344,7 +365,6 @@ impl<'m, 'g> State<'m, 'g> {
                 }
             })
             .collect();
-        let copies = if used > 0 { n / used } else { 1 };
         (tasks, copies)
     }
 
@@ -397,30 +417,23 @@ impl<'m, 'g> State<'m, 'g> {
         (if h.is_finite() { h } else { 0.0 }, worst)
     }
 
-    /// Largest and smallest utilization per ME among the ME tasks, and the task holding the
-    /// largest.
-    fn balance(&self) -> Option<(usize, f64, f64)> {
-        let (tasks, _) = self.assignment();
-        let mut hi: Option<(usize, f64)> = None;
-        let mut lo = f64::INFINITY;
-        for t in tasks.iter().filter(|t| t.dup > 0) {
-            let id = self.task_of[t.ppfs[0]];
-            let u = self.work(id) / t.dup as f64;
-            if hi.map_or(true, |(_, h)| u > h) {
-                hi = Some((id, u));
-            }
-            lo = lo.min(u);
-        }
-        hi.map(|(t, h)| (t, h, lo))
-    }
-
-    fn me_in_use(&self) -> u32 {
-        self.assignment().0.iter().map(|t| t.dup).sum()
-    }
-
     pub fn mapping(&self) -> Mapping {
         let (tasks, copies) = self.assignment();
         Mapping { tasks, copies }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct OrdF64(f64);
+impl Eq for OrdF64 {}
+impl PartialOrd for OrdF64 {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for OrdF64 {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.0.total_cmp(&o.0)
     }
 }
 
@@ -456,63 +469,19 @@ pub struct Plan {
 pub(crate) fn run<'m, 'g>(
     model: &'m Model<'g>,
     crit: Vec<bool>,
-    opts: &Options,
     check_throughput: bool,
-    duplicate: bool,
 ) -> (State<'m, 'g>, Steps) {
     let mut s = State::singletons(model, crit);
     let mut steps = Steps::default();
     let mut heap = BinaryHeap::new();
     s.init_candidates(&mut heap, &mut steps);
-    let n = model.m.engines;
-    let (mut h, mut k_worst) = s.throughput();
-    let mut best = (h, s.mapping());
-    let mut dup_blocked = !duplicate;
-    loop {
-        // Choose Action.
-        let bal = s.balance();
-        let free = n.saturating_sub(s.me_in_use());
-        let imbalanced = bal.map_or(false, |(_, hi, lo)| hi > opts.imbalance * lo);
-        let want_dup = !dup_blocked && free > 0 && imbalanced && bal.is_some();
-        let grouping_left = heap.iter().any(|c| valid(&s, c));
-        let action_dup = if want_dup {
-            true
-        } else if grouping_left {
-            false
-        } else if !dup_blocked && free > 0 && bal.is_some() {
-            true
-        } else {
-            break;
-        };
-        if action_dup {
-            // Choose Best Candidate: the task with the largest utilization factor.
-            let (t, _, _) = bal.expect("balance checked");
-            s.dup[t] += 1;
-            // Check 1: an ME is free (checked); the task already fits the control store.
-            // Check 2: k improves (the slowest task's throughput per copy).
-            let (h2, w2) = s.throughput();
-            if w2 < k_worst * (1.0 - 1e-12) && s.me_in_use() <= n {
-                steps.duplications += 1;
-                h = h2;
-                k_worst = w2;
-                if h > best.0 {
-                    best = (h, s.mapping());
-                }
-            } else {
-                s.dup[t] -= 1;
-                steps.rejected_throughput += 1;
-                dup_blocked = true;
-            }
-            continue;
+    let (mut h, _) = s.throughput();
+    // Choose Best Candidate (grouping): the head of the candidate list.
+    while let Some(c) = heap.pop() {
+        if !valid(&s, &c) {
+            continue; // a stale entry (one of its tasks changed since)
         }
-        // Grouping: pop the best valid candidate.
-        let c = loop {
-            match heap.pop() {
-                Some(c) if valid(&s, &c) => break c,
-                Some(_) => continue,
-                None => unreachable!("grouping_left checked"),
-            }
-        };
+        // Check 1: no cycle among the critical tasks, and the control store.
         if s.merge_makes_cycle(c.a, c.b) {
             steps.rejected_cycle += 1;
             continue;
@@ -524,33 +493,28 @@ pub(crate) fn run<'m, 'g>(
             steps.rejected_control_store += 1;
             continue;
         }
+        // Check 2: the cost model says throughput does not drop (ties favour grouping: fewer
+        // stages).
         if check_throughput {
-            let (h2, w2) = s.throughput();
+            let (h2, _) = s.throughput();
             if h2 < h * (1.0 - 1e-12) {
                 s.rollback(undo);
                 steps.rejected_throughput += 1;
                 continue;
             }
             h = h2;
-            k_worst = w2;
-            if h >= best.0 {
-                best = (h, s.mapping());
-            }
         }
         // Update Tasks: new version of the merged task, fresh candidate entries.
         s.commit(keep, gone);
         steps.groupings += 1;
         s.push_candidates(keep, &mut heap, &mut steps);
-        dup_blocked = !duplicate;
     }
-    if check_throughput {
-        // Keep the best task list seen (a duplication may have used MEs that whole-pipeline
-        // copies would have used better).
-        let (h_now, _) = s.throughput();
-        if best.0 >= h_now * (1.0 - 1e-9) {
-            return (rebuild(model, &s, &best.1), steps);
-        }
-    }
+    let (tasks, copies) = s.assignment();
+    steps.duplications = tasks
+        .iter()
+        .filter(|t| t.dup > 0)
+        .map(|t| t.dup * copies - 1)
+        .sum();
     (s, steps)
 }
 
@@ -558,30 +522,10 @@ fn valid(s: &State, c: &Cand) -> bool {
     s.alive[c.a] && s.alive[c.b] && s.version[c.a] == c.va && s.version[c.b] == c.vb
 }
 
-/// A state whose assignment is `map` (tasks with their d; XScale tasks d = 1 unassigned).
-fn rebuild<'m, 'g>(model: &'m Model<'g>, like: &State<'m, 'g>, map: &Mapping) -> State<'m, 'g> {
-    let mut s = State::singletons(model, like.crit.clone());
-    for t in &map.tasks {
-        let first = t.ppfs[0];
-        for &i in &t.ppfs[1..] {
-            let a = s.task_of[first];
-            let b = s.task_of[i];
-            if a != b {
-                let (keep, _) = s.merge(a, b);
-                let gone = if keep == a { b } else { a };
-                s.commit(keep, gone);
-            }
-        }
-        let id = s.task_of[first];
-        s.dup[id] = t.dup.max(1);
-    }
-    s
-}
-
 /// TDPM (differentiate_critical = true: TDPM-all; false: TDPM-S).
 pub fn tdpm(model: &Model, opts: &Options) -> Result<Plan, TdpmError> {
     let crit = critical_ppfs(model, opts);
-    let (s, steps) = run(model, crit.clone(), opts, true, true);
+    let (s, steps) = run(model, crit.clone(), true);
     let mapping = s.mapping();
     let eval = model.evaluate(&mapping)?;
     Ok(Plan {

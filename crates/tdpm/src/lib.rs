@@ -3,6 +3,7 @@
 //! receiver to a transmitter are grouped into tasks, tasks are duplicated over the MEs of a
 //! network processor, and non-critical tasks run on the XScale core, guided by the throughput
 //! cost model of section 4.2. See docs/tdpm.md.
+pub mod api;
 pub mod baselines;
 pub mod click;
 pub mod cost;

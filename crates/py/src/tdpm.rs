@@ -1,0 +1,18 @@
+//! Python functions of throughput-driven partitioning and mapping (crates/tdpm, seed 001).
+//! `tdpm_map` takes and returns JSON strings (request fields: docs/tdpm.md); errors become
+//! `pktflow.PktflowError`.
+use crate::PktflowError;
+use pyo3::prelude::*;
+
+/// Partition and map an application (Click app or PPF graph file) with one mapper.
+#[pyfunction]
+fn tdpm_map(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_tdpm::api::map_json(&r))
+        .map_err(|e| PktflowError::new_err(e.to_string()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(tdpm_map, m)?)?;
+    Ok(())
+}

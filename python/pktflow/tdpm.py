@@ -1,0 +1,59 @@
+"""Throughput-driven partitioning and mapping (issue 5, seed 001 ``001_50c9ec885c831f52.txt``).
+
+Group an application's packet-processing functions into tasks, duplicate tasks over the
+MicroEngines of a network processor and put non-critical tasks on the XScale core, guided by the
+throughput cost model of section 4.2. The work is done in Rust (``crates/tdpm``); see
+``docs/tdpm.md``.
+
+Example::
+
+    from pktflow import tdpm
+    res = tdpm.map_app("mpls", mapper="tdpm", engines=4)
+    print(res["gbps"], res["binding"])
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+from pktflow import _core
+
+__all__ = ["MAPPERS", "map_app"]
+
+MAPPERS = ("tdpm", "tdpm-s", "comm", "res", "base", "optimal")
+
+
+def map_app(
+    app: str,
+    *,
+    arch: str = "ixp2400",
+    mapper: str = "tdpm",
+    engines: Optional[int] = None,
+    packets: int = 2000,
+    seed: int = 1,
+    offered_gbps: Optional[float] = None,
+    critical_threshold: Optional[float] = None,
+    dot: bool = False,
+) -> dict[str, Any]:
+    """Partition and map ``app`` (built-in name, Click file, or PPF graph ``.toml``/``.json``).
+
+    Returns the report: ``tasks`` (PPFs, processor, duplication, engines, cost terms),
+    ``packets_per_second`` and ``gbps`` predicted by the cost model, ``binding`` (the constraint
+    that sets the rate) and, with ``dot=True``, a Graphviz drawing under ``dot``.
+    """
+    req: dict[str, Any] = {
+        "app": str(app),
+        "arch": arch,
+        "mapper": mapper,
+        "packets": int(packets),
+        "seed": int(seed),
+        "dot": bool(dot),
+    }
+    if engines is not None:
+        req["engines"] = int(engines)
+    if offered_gbps is not None:
+        req["offered_gbps"] = float(offered_gbps)
+    if critical_threshold is not None:
+        req["critical_threshold"] = float(critical_threshold)
+    return json.loads(_core.tdpm_map(json.dumps(req)))
