@@ -5,6 +5,7 @@
 //! 16 PEs, global replication; see [`AppSpec`], [`SimConfig`], [`MaxRateConfig`]).
 use crate::app::{AppSpec, Prepared};
 use crate::config::SimConfig;
+use crate::mapper::MapperLog;
 use crate::maxrate::MaxRateConfig;
 use serde::Deserialize;
 
@@ -15,6 +16,7 @@ pub struct Request {
     pub sim: SimConfig,
     pub search: MaxRateConfig,
     pub bottleneck: crate::BottleneckConfig,
+    pub explore: crate::explore::ExploreConfig,
 }
 
 pub fn parse(request: &str) -> Result<Request, String> {
@@ -24,13 +26,40 @@ pub fn parse(request: &str) -> Result<Request, String> {
     Ok(r)
 }
 
+/// The application prepared with the spec's mapper applied (section 3.1); for
+/// `greedy+replicate` also the final mapping's maximum rate.
+fn prepare(r: &Request) -> Result<(Prepared, MapperLog, Option<crate::MaxRate>), String> {
+    let mut p = Prepared::new(&r.spec)?;
+    let (log, best) = p.apply_mapper(None, &r.sim, &r.search)?;
+    Ok((p, log, best))
+}
+
+fn mapping_json(p: &Prepared, log: &MapperLog) -> serde_json::Value {
+    let tasks: Vec<serde_json::Value> = p
+        .mapping
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            serde_json::json!({
+                "element": p.names[i],
+                "pes": t.pes,
+                "max_concurrent": if t.max_concurrent == u32::MAX { None } else { Some(t.max_concurrent) },
+                "weight_cycles_per_packet": log.weights.get(i),
+            })
+        })
+        .collect();
+    serde_json::json!({"tasks": tasks, "mapper": log})
+}
+
 /// One run at `sim.inter_arrival_cycles`: the [`crate::SimReport`] as JSON.
 pub fn simulate_json(request: &str) -> Result<String, String> {
     let r = parse(request)?;
-    let p = Prepared::new(&r.spec)?;
+    let (p, log, _) = prepare(&r)?;
     let rep = p.simulate(&r.sim)?;
     let mut v = serde_json::to_value(&rep).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
+    v["mapping"] = mapping_json(&p, &log);
     Ok(v.to_string())
 }
 
@@ -38,10 +67,14 @@ pub fn simulate_json(request: &str) -> Result<String, String> {
 /// `bracket`, `probes`, `report`).
 pub fn maxrate_json(request: &str) -> Result<String, String> {
     let r = parse(request)?;
-    let p = Prepared::new(&r.spec)?;
-    let m = p.max_rate(&r.sim, &r.search)?;
+    let (p, log, best) = prepare(&r)?;
+    let m = match best {
+        Some(m) => m,
+        None => p.max_rate(&r.sim, &r.search)?,
+    };
     let mut v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
+    v["mapping"] = mapping_json(&p, &log);
     Ok(v.to_string())
 }
 
@@ -49,11 +82,23 @@ pub fn maxrate_json(request: &str) -> Result<String, String> {
 /// `ranking`, `summary`). `progress(done, label)` is called before each maximum-rate search.
 pub fn bottleneck_json(request: &str, progress: impl FnMut(usize, &str)) -> Result<String, String> {
     let r = parse(request)?;
-    let p = Prepared::new(&r.spec)?;
+    let (p, log, _) = prepare(&r)?;
     let b = p.bottleneck(&r.sim, &r.search, &r.bottleneck, progress)?;
     let mut v = serde_json::to_value(&b).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
+    v["mapping"] = mapping_json(&p, &log);
     Ok(v.to_string())
+}
+
+/// Design-space exploration ([`crate::explore::Explore`] as JSON). `progress(done, total,
+/// label)` is called before each point.
+pub fn explore_json(
+    request: &str,
+    progress: impl FnMut(usize, usize, &str),
+) -> Result<String, String> {
+    let r = parse(request)?;
+    let x = crate::explore::explore(&r.spec, &r.sim, &r.search, &r.explore, progress)?;
+    serde_json::to_string(&x).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]

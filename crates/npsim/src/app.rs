@@ -1,6 +1,10 @@
 //! Simulate an application (built-in name or Click file) on a named architecture: the
 //! functional run streams its traces into the simulator.
-use crate::config::{Mapping, Replication, SimConfig};
+use crate::config::{Mapping, Replication, SimConfig, TaskMap};
+use crate::mapper::{
+    greedy_assign, mapping_from, pe_loads, replicate, round_robin_assign, MapperKind, MapperLog,
+    ReplicateConfig,
+};
 use crate::maxrate::{max_rate, MaxRate, MaxRateConfig};
 use crate::stats::SimReport;
 use pktflow_arch::np::NpArch;
@@ -24,6 +28,9 @@ pub struct AppSpec {
     pub replication: Replication,
     /// PEs per group for `subset` replication.
     pub subset_size: u32,
+    /// Task mapper ([`crate::mapper::MapperKind`]): `round-robin`, `greedy` or
+    /// `greedy+replicate`.
+    pub mapper: String,
 }
 
 impl Default for AppSpec {
@@ -37,6 +44,7 @@ impl Default for AppSpec {
             pes: None,
             replication: Replication::Global,
             subset_size: 4,
+            mapper: "round-robin".into(),
         }
     }
 }
@@ -55,6 +63,8 @@ pub struct Prepared {
     pub pes: u32,
     pub mapping: Mapping,
     pub names: Vec<String>,
+    /// Interface tasks (bound to PEs of their own).
+    pub iface: Vec<bool>,
     pub spec: AppSpec,
 }
 
@@ -76,6 +86,7 @@ impl Prepared {
                 )
             })?
             .clone();
+        MapperKind::parse(&spec.mapper)?;
         let pes = spec.pes.unwrap_or(np.np.pe_count);
         if pes == 0 {
             return Err("--pes must be at least 1".into());
@@ -100,6 +111,7 @@ impl Prepared {
             pes,
             mapping,
             names,
+            iface,
             spec: spec.clone(),
         })
     }
@@ -116,22 +128,147 @@ impl Prepared {
     /// task on PEs of its own (one each without replication; as many as the prepared machine
     /// has with replication, so no task ever waits for a context).
     pub fn machine(&self, ideal: &crate::Ideal) -> (u32, Mapping) {
+        self.machine_for(&self.mapping, ideal)
+    }
+
+    fn machine_for(&self, mapping: &Mapping, ideal: &crate::Ideal) -> (u32, Mapping) {
         if ideal.infinite_pes {
             let per_task = match self.spec.replication {
                 Replication::None => 1,
                 _ => self.pes,
             };
-            self.mapping.infinite(per_task)
+            mapping.infinite(per_task)
         } else {
-            (self.pes, self.mapping.clone())
+            (self.pes, mapping.clone())
         }
     }
 
     /// One simulation, streaming a fresh functional run.
     pub fn simulate(&self, cfg: &SimConfig) -> Result<SimReport, String> {
+        self.simulate_mapping(&self.mapping, cfg)
+    }
+
+    /// One simulation with another mapping of the prepared PEs.
+    pub fn simulate_mapping(
+        &self,
+        mapping: &Mapping,
+        cfg: &SimConfig,
+    ) -> Result<SimReport, String> {
         let mut run = Run::start(&self.spec.app, &self.source(), &out_dir()?)?;
-        let (pes, mapping) = self.machine(&cfg.ideal);
+        let (pes, mapping) = self.machine_for(mapping, &cfg.ideal);
         crate::simulate(&self.arch, pes, &mapping, self.names.clone(), cfg, &mut run)
+    }
+
+    /// Section 3.1 step 1: every task on a PE of its own (all of that PE's contexts), one run
+    /// at `inter_arrival_cycles`; returns each task's compute cycles per packet (its busy
+    /// cycles over the packets the NP did not drop).
+    pub fn measure_weights(
+        &self,
+        cfg: &SimConfig,
+        inter_arrival_cycles: f64,
+    ) -> Result<Vec<f64>, String> {
+        let n = self.names.len();
+        let m = Mapping {
+            tasks: vec![
+                TaskMap {
+                    pes: vec![0],
+                    max_concurrent: u32::MAX
+                };
+                n
+            ],
+        };
+        let (pes, inf) = m.infinite(1);
+        let c = SimConfig {
+            inter_arrival_cycles,
+            ideal: Default::default(),
+            ..cfg.clone()
+        };
+        let mut run = Run::start(&self.spec.app, &self.source(), &out_dir()?)?;
+        let r = crate::simulate(&self.arch, pes, &inf, self.names.clone(), &c, &mut run)?;
+        let np_drops: u64 = r.dropped_by_np.values().sum();
+        let packets = r.injected.saturating_sub(np_drops).max(1) as f64;
+        let mut w = vec![0.0; n];
+        for t in &r.tasks {
+            w[t.task as usize] = t.busy_cycles as f64 / packets;
+        }
+        Ok(w)
+    }
+
+    /// Replace the round-robin mapping by the one the spec's mapper finds (section 3.1 steps
+    /// 1 to 3). `weights`: step 1's measurement if already made (explore shares it). Returns
+    /// what the mapper did and, for `greedy+replicate`, the maximum rate of the final mapping
+    /// (its last search), so the caller need not search again.
+    pub fn apply_mapper(
+        &mut self,
+        weights: Option<&[f64]>,
+        cfg: &SimConfig,
+        m: &MaxRateConfig,
+    ) -> Result<(MapperLog, Option<MaxRate>), String> {
+        let kind = MapperKind::parse(&self.spec.mapper)?;
+        let ifp = self.arch.np.interface_pes;
+        let rr = round_robin_assign(&self.iface, self.pes, ifp);
+        let mut log = MapperLog {
+            mapper: kind.name().into(),
+            home: rr.clone(),
+            ..Default::default()
+        };
+        if kind == MapperKind::RoundRobin {
+            if let Some(w) = weights {
+                log.weights = w.to_vec();
+                log.max_pe_load = max_load(&pe_loads(&rr, w, self.pes));
+                log.round_robin_max_pe_load = log.max_pe_load;
+            }
+            return Ok((log, None));
+        }
+        let w = match weights {
+            Some(w) => w.to_vec(),
+            None => self.measure_weights(cfg, m.start_cycles)?,
+        };
+        let home = greedy_assign(&w, &self.iface, self.pes, ifp);
+        log.max_pe_load = max_load(&pe_loads(&home, &w, self.pes));
+        log.round_robin_max_pe_load = max_load(&pe_loads(&rr, &w, self.pes));
+        log.weights = w;
+        log.home = home.clone();
+        let rep = self.spec.replication;
+        if kind == MapperKind::Greedy {
+            let all = vec![rep != Replication::None; self.names.len()];
+            self.mapping = mapping_from(
+                &home,
+                &self.iface,
+                &all,
+                self.pes,
+                ifp,
+                rep,
+                self.spec.subset_size,
+            );
+            if rep != Replication::None {
+                log.replicated = self.names.clone();
+            }
+            return Ok((log, None));
+        }
+        let mut start = m.start_cycles;
+        let (mapping, best) = replicate(
+            &home,
+            &self.iface,
+            &self.names,
+            self.pes,
+            ifp,
+            rep,
+            self.spec.subset_size,
+            &ReplicateConfig::default(),
+            &mut log,
+            |mapping| {
+                let mc = MaxRateConfig {
+                    start_cycles: start,
+                    ..m.clone()
+                };
+                let r = self.max_rate_mapping(mapping, cfg, &mc)?;
+                start = r.inter_arrival_cycles;
+                Ok(r)
+            },
+        )?;
+        self.mapping = mapping;
+        Ok((log, Some(best)))
     }
 
     /// Bottleneck finding (seed 000 section 5): maximum rates with resources idealized on top
@@ -158,15 +295,29 @@ impl Prepared {
 
     /// Maximum sustainable rate; `cfg.inter_arrival_cycles` is ignored.
     pub fn max_rate(&self, cfg: &SimConfig, m: &MaxRateConfig) -> Result<MaxRate, String> {
+        self.max_rate_mapping(&self.mapping, cfg, m)
+    }
+
+    /// Maximum sustainable rate with another mapping of the prepared PEs.
+    pub fn max_rate_mapping(
+        &self,
+        mapping: &Mapping,
+        cfg: &SimConfig,
+        m: &MaxRateConfig,
+    ) -> Result<MaxRate, String> {
         max_rate(
             |ia| {
                 let c = SimConfig {
                     inter_arrival_cycles: ia,
                     ..cfg.clone()
                 };
-                self.simulate(&c)
+                self.simulate_mapping(mapping, &c)
             },
             m,
         )
     }
+}
+
+fn max_load(l: &[f64]) -> f64 {
+    l.iter().copied().fold(0.0, f64::max)
 }

@@ -15,6 +15,8 @@ pub mod api;
 pub mod app;
 pub mod bottleneck;
 pub mod config;
+pub mod explore;
+pub mod mapper;
 pub mod maxrate;
 pub mod prog;
 pub mod sim;

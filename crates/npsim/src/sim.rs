@@ -96,6 +96,7 @@ struct Task {
     n: u64,
     max_len: u64,
     drops: u64,
+    busy: u64,
 }
 
 struct Lock {
@@ -410,6 +411,7 @@ impl Sim {
                     n: 0,
                     max_len: 0,
                     drops: 0,
+                    busy: 0,
                 }
             })
             .collect();
@@ -870,10 +872,12 @@ impl Sim {
             let op = self.slots[ctx.slot as usize].ops[ctx.op as usize];
             match op {
                 Op::Compute(n) => {
+                    let t = ctx.task;
                     self.ctxs[c as usize].op += 1;
                     if n == 0 {
                         continue;
                     }
+                    self.tasks[t as usize].busy += n as u64;
                     self.push(n as u64, Kind::ComputeDone, c);
                     return Step::Computing;
                 }
@@ -1320,6 +1324,7 @@ impl Sim {
                 lock_held: lock_by_task[i].0 as f64 / total,
                 max_lock_held: lock_by_task[i].1 as f64 / total,
                 dropped: t.drops,
+                busy_cycles: t.busy,
             })
             .collect();
         let mut np_drops = BTreeMap::new();

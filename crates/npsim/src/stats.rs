@@ -126,6 +126,9 @@ pub struct TaskStats {
     /// Its busiest lock: share of the simulated time it was held.
     pub max_lock_held: f64,
     pub dropped: u64,
+    /// Cycles its instances spent computing (instructions), over the whole run: the task's
+    /// processing load, which the greedy mapper (seed 000 section 3.1 step 2) balances.
+    pub busy_cycles: u64,
 }
 
 /// One lock (a group of shared locations, seed 000 section 2.4).

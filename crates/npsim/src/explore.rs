@@ -1,0 +1,296 @@
+//! Design-space exploration (issue 3 section 6, seed 000 Figure 7): for every PE count and
+//! replication scope, the mapping the chosen mapper finds, its maximum sustainable rate, the
+//! speedup over 4 PEs with no replication (Figure 7's normalization) and a cheap bottleneck
+//! ranking (S, B and M idealized alone).
+//!
+//! Step 1 of the mapper (the infinite-PE measurement) does not depend on the PE count or the
+//! scope, so it is made once and shared by every point.
+use crate::app::{AppSpec, Prepared};
+use crate::bottleneck::resource_name;
+use crate::config::{Ideal, Replication, SimConfig};
+use crate::maxrate::MaxRateConfig;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ExploreConfig {
+    /// PE counts.
+    pub pes: Vec<u32>,
+    pub replications: Vec<Replication>,
+    /// Run the cheap bottleneck ranking (S, B, M alone) at every point.
+    pub bottleneck: bool,
+    /// A gain below this factor does not count as a limit.
+    pub threshold: f64,
+    /// PE count of the normalization point (with no replication).
+    pub baseline_pes: u32,
+}
+
+impl Default for ExploreConfig {
+    fn default() -> Self {
+        ExploreConfig {
+            pes: (1..=8).map(|k| 4 * k).collect(),
+            replications: vec![
+                Replication::None,
+                Replication::Pe,
+                Replication::Subset,
+                Replication::Global,
+            ],
+            bottleneck: true,
+            threshold: 1.05,
+            baseline_pes: 4,
+        }
+    }
+}
+
+/// Cheap bottleneck ranking: the maximum rate with S, B and M each idealized alone.
+#[derive(Clone, Debug, Serialize)]
+pub struct QuickBottleneck {
+    /// Letter -> maximum rate with it idealized over the point's.
+    pub gains: BTreeMap<String, f64>,
+    /// In words.
+    pub summary: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ExplorePoint {
+    pub pes: u32,
+    pub replication: Replication,
+    pub packets_per_second: f64,
+    pub gbps: f64,
+    pub inter_arrival_cycles: f64,
+    pub bracket_cycles: [f64; 2],
+    /// Over the baseline (4 PEs, no replication, same mapper).
+    pub speedup: f64,
+    /// Mean busy share of the PEs at the maximum rate.
+    pub mean_pe_busy: f64,
+    /// Tasks replicated in the mapping found.
+    pub replicated: Vec<String>,
+    /// Largest expected PE load of the mapping's home PEs, compute cycles per packet.
+    pub max_pe_load: f64,
+    /// Maximum-rate searches the point took (mapper and bottleneck included).
+    pub searches: u32,
+    pub bottleneck: Option<QuickBottleneck>,
+    /// Per task: element, PEs, concurrent instances (None = unlimited).
+    pub mapping: Vec<(String, Vec<u32>, Option<u32>)>,
+    pub wall_seconds: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Explore {
+    pub app: String,
+    pub arch: String,
+    pub mapper: String,
+    pub baseline_pes: u32,
+    pub baseline_packets_per_second: f64,
+    /// Step 1's measurement: compute cycles per packet of every task.
+    pub weights: Vec<(String, f64)>,
+    pub points: Vec<ExplorePoint>,
+    pub wall_seconds: f64,
+}
+
+fn quick_bottleneck(
+    p: &Prepared,
+    cfg: &SimConfig,
+    m: &MaxRateConfig,
+    base: f64,
+    threshold: f64,
+) -> Result<QuickBottleneck, String> {
+    let mut gains = BTreeMap::new();
+    let mut v = Vec::new();
+    for c in ['S', 'B', 'M'] {
+        let c2 = SimConfig {
+            ideal: Ideal::parse(&c.to_string())?,
+            ..cfg.clone()
+        };
+        let r = p.max_rate(&c2, m)?;
+        let g = r.packets_per_second / base;
+        gains.insert(c.to_string(), g);
+        v.push((c, g));
+    }
+    v.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let lim: Vec<String> = v
+        .iter()
+        .filter(|(_, g)| *g >= threshold)
+        .map(|(c, g)| format!("{} ({c} alone {g:.2}x)", resource_name(*c)))
+        .collect();
+    let summary = if lim.is_empty() {
+        format!(
+            "neither synchronization, buses nor memories alone (every gain below {threshold:.2}x): \
+             processing or the mapping"
+        )
+    } else {
+        format!("limited by {}", lim.join(", then "))
+    };
+    Ok(QuickBottleneck { gains, summary })
+}
+
+/// One point: prepare, map, search (and rank).
+#[allow(clippy::too_many_arguments)]
+fn point(
+    spec: &AppSpec,
+    pes: u32,
+    rep: Replication,
+    weights: &[f64],
+    cfg: &SimConfig,
+    m: &MaxRateConfig,
+    e: &ExploreConfig,
+    bottleneck: bool,
+) -> Result<ExplorePoint, String> {
+    let t0 = Instant::now();
+    let s = AppSpec {
+        pes: Some(pes),
+        replication: rep,
+        ..spec.clone()
+    };
+    let mut p = Prepared::new(&s)?;
+    let (log, best) = p.apply_mapper(Some(weights), cfg, m)?;
+    let mut searches = log.searches;
+    let r = match best {
+        Some(r) => r,
+        None => {
+            searches += 1;
+            p.max_rate(cfg, m)?
+        }
+    };
+    let bn = if bottleneck {
+        searches += 3;
+        Some(quick_bottleneck(
+            &p,
+            cfg,
+            &MaxRateConfig {
+                start_cycles: r.inter_arrival_cycles,
+                ..m.clone()
+            },
+            r.packets_per_second,
+            e.threshold,
+        )?)
+    } else {
+        None
+    };
+    let busy = r.report.pes.iter().map(|x| x.busy).sum::<f64>() / r.report.pes.len().max(1) as f64;
+    let mapping = p
+        .mapping
+        .tasks
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            (
+                p.names[i].clone(),
+                t.pes.clone(),
+                (t.max_concurrent != u32::MAX).then_some(t.max_concurrent),
+            )
+        })
+        .collect();
+    let replicated = if log.mapper == "round-robin" {
+        if rep == Replication::None {
+            vec![]
+        } else {
+            p.names.clone()
+        }
+    } else {
+        log.replicated.clone()
+    };
+    Ok(ExplorePoint {
+        pes,
+        replication: rep,
+        packets_per_second: r.packets_per_second,
+        gbps: r.gbps,
+        inter_arrival_cycles: r.inter_arrival_cycles,
+        bracket_cycles: r.bracket.inter_arrival_cycles,
+        speedup: 0.0,
+        mean_pe_busy: busy,
+        replicated,
+        max_pe_load: log.max_pe_load,
+        searches,
+        bottleneck: bn,
+        mapping,
+        wall_seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+/// Run the sweep. `progress(done, total, label)` is called before each point and once at the
+/// end (done = total).
+pub fn explore(
+    spec: &AppSpec,
+    cfg: &SimConfig,
+    m: &MaxRateConfig,
+    e: &ExploreConfig,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<Explore, String> {
+    let t0 = Instant::now();
+    if e.pes.is_empty() {
+        return Err("explore: no PE count given".into());
+    }
+    if e.replications.is_empty() {
+        return Err("explore: no replication scope given".into());
+    }
+    if let Some(&z) = e.pes.iter().find(|&&n| n == 0) {
+        return Err(format!("explore: PE count {z} (must be at least 1)"));
+    }
+    let base_in_sweep =
+        e.pes.contains(&e.baseline_pes) && e.replications.contains(&Replication::None);
+    let total = e.pes.len() * e.replications.len() + 1 + usize::from(!base_in_sweep);
+    progress(0, total, "step 1: one task per PE, unlimited PEs");
+    let p0 = Prepared::new(spec)?;
+    let weights = p0.measure_weights(cfg, m.start_cycles)?;
+    let mut done = 1;
+    let mut points = Vec::new();
+    let mut base = None;
+    if !base_in_sweep {
+        progress(
+            done,
+            total,
+            &format!("baseline: {} PEs, none", e.baseline_pes),
+        );
+        let b = point(
+            spec,
+            e.baseline_pes,
+            Replication::None,
+            &weights,
+            cfg,
+            m,
+            e,
+            false,
+        )?;
+        base = Some(b.packets_per_second);
+        done += 1;
+    }
+    for &n in &e.pes {
+        for &rep in &e.replications {
+            let label = format!("{n} PEs, {}", rep_name(rep));
+            progress(done, total, &label);
+            let pt = point(spec, n, rep, &weights, cfg, m, e, e.bottleneck)?;
+            if n == e.baseline_pes && rep == Replication::None {
+                base = Some(pt.packets_per_second);
+            }
+            points.push(pt);
+            done += 1;
+        }
+    }
+    progress(total, total, "done");
+    let base = base.expect("baseline measured");
+    for pt in &mut points {
+        pt.speedup = pt.packets_per_second / base;
+    }
+    Ok(Explore {
+        app: spec.app.clone(),
+        arch: spec.arch.clone(),
+        mapper: spec.mapper.clone(),
+        baseline_pes: e.baseline_pes,
+        baseline_packets_per_second: base,
+        weights: p0.names.iter().cloned().zip(weights).collect(),
+        points,
+        wall_seconds: t0.elapsed().as_secs_f64(),
+    })
+}
+
+pub fn rep_name(r: Replication) -> &'static str {
+    match r {
+        Replication::None => "none",
+        Replication::Pe => "pe",
+        Replication::Subset => "subset",
+        Replication::Global => "global",
+    }
+}

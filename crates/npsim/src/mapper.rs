@@ -1,0 +1,479 @@
+//! Task mapping (seed 000 section 3.1, "Task Mapping", steps 1 to 3): "(1) An initial
+//! measurement is made where each task runs on its own PE, assuming an infinite number of PEs.
+//! (2) Using a greedy algorithm, we then re-assign tasks to the parameterized number of PEs while
+//! minimizing the expected utilization of each PE. (3) Next we replicate the task with the
+//! longest queue time (according to profile feedback). Replicas can optionally be assigned to
+//! the same PE, or to different PEs. We repeat this step until the NP is well utilized."
+//!
+//! Mappers by name ([`MapperKind`]): `round-robin` ([`Mapping::default_for`], the stand-in),
+//! `greedy` (steps 1 and 2, every task replicated within the scope as the round-robin mapping
+//! does) and `greedy+replicate` (steps 1 to 3: start unreplicated and replicate one task at a
+//! time while the maximum rate rises). The pure parts ([`greedy_assign`],
+//! [`round_robin_assign`], [`pe_loads`], [`mapping_from`]) take the measured loads and are
+//! tested on their own; [`Mapper`] drives them with simulations.
+use crate::config::{Mapping, Replication, TaskMap};
+use crate::maxrate::MaxRate;
+use serde::Serialize;
+
+/// A mapper by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum MapperKind {
+    RoundRobin,
+    Greedy,
+    GreedyReplicate,
+}
+
+impl MapperKind {
+    pub const NAMES: [&'static str; 3] = ["round-robin", "greedy", "greedy+replicate"];
+
+    pub fn parse(s: &str) -> Result<MapperKind, String> {
+        Ok(match s {
+            "round-robin" | "rr" => MapperKind::RoundRobin,
+            "greedy" => MapperKind::Greedy,
+            "greedy+replicate" | "replicate" => MapperKind::GreedyReplicate,
+            "anneal" => {
+                return Err(
+                    "mapper 'anneal' (section 3.1 step 4) is not implemented yet; use \
+                     round-robin, greedy or greedy+replicate"
+                        .into(),
+                )
+            }
+            _ => {
+                return Err(format!(
+                    "unknown mapper '{s}' (expected {})",
+                    Self::NAMES.join(", ")
+                ))
+            }
+        })
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            MapperKind::RoundRobin => "round-robin",
+            MapperKind::Greedy => "greedy",
+            MapperKind::GreedyReplicate => "greedy+replicate",
+        }
+    }
+}
+
+/// The PEs of interface tasks and of processing tasks, as [`Mapping::default_for`] splits them:
+/// interface tasks on PEs `0..interface_pes`, processing tasks on the rest (all PEs when none
+/// remain, the paper's 4-PE case).
+pub fn pe_split(pe_count: u32, interface_pes: u32) -> (Vec<u32>, Vec<u32>) {
+    let ifp = interface_pes.min(pe_count);
+    let proc: Vec<u32> = if pe_count > ifp {
+        (ifp..pe_count).collect()
+    } else {
+        (0..pe_count).collect()
+    };
+    let ifaces: Vec<u32> = if ifp > 0 {
+        (0..ifp).collect()
+    } else {
+        proc.clone()
+    };
+    (ifaces, proc)
+}
+
+/// One home PE per task, round-robin (interface tasks over the interface PEs, the others over
+/// the processing PEs, in task order): the home PEs of [`Mapping::default_for`].
+pub fn round_robin_assign(iface: &[bool], pe_count: u32, interface_pes: u32) -> Vec<u32> {
+    let (ifaces, proc) = pe_split(pe_count, interface_pes);
+    let (mut ni, mut np) = (0usize, 0usize);
+    iface
+        .iter()
+        .map(|&is_if| {
+            if is_if {
+                ni += 1;
+                ifaces[(ni - 1) % ifaces.len()]
+            } else {
+                np += 1;
+                proc[(np - 1) % proc.len()]
+            }
+        })
+        .collect()
+}
+
+/// Expected load of every PE: the sum of the weights of the tasks whose home it is.
+pub fn pe_loads(assign: &[u32], weights: &[f64], pe_count: u32) -> Vec<f64> {
+    let mut l = vec![0.0; pe_count as usize];
+    for (t, &p) in assign.iter().enumerate() {
+        l[p as usize] += weights[t];
+    }
+    l
+}
+
+fn max_of(l: &[f64]) -> f64 {
+    l.iter().copied().fold(0.0, f64::max)
+}
+
+fn better<T>(best: &Option<(f64, T, Option<usize>, u32)>, m: f64) -> bool {
+    match best {
+        None => true,
+        Some(b) => m < b.0,
+    }
+}
+
+/// Improve an assignment by moving one processing task, or swapping two, between processing
+/// PEs while that lowers the larger load of the two PEs below the current maximum (a local
+/// search; it never raises the maximum).
+fn improve(assign: &mut [u32], weights: &[f64], iface: &[bool], proc: &[u32], pe_count: u32) {
+    let mut loads = pe_loads(assign, weights, pe_count);
+    let eps = 1e-9;
+    for _ in 0..10_000 {
+        let top = proc
+            .iter()
+            .copied()
+            .max_by(|&a, &b| loads[a as usize].total_cmp(&loads[b as usize]))
+            .expect("at least one processing PE");
+        let lt = loads[top as usize];
+        let mut best: Option<(f64, usize, Option<usize>, u32)> = None;
+        for t in 0..assign.len() {
+            if iface[t] || assign[t] != top || weights[t] <= 0.0 {
+                continue;
+            }
+            for &q in proc {
+                if q == top {
+                    continue;
+                }
+                let lq = loads[q as usize];
+                // Move t to q.
+                let m = (lt - weights[t]).max(lq + weights[t]);
+                if m < lt - eps && better(&best, m) {
+                    best = Some((m, t, None, q));
+                }
+                // Swap t with a lighter u on q.
+                for u in 0..assign.len() {
+                    if iface[u] || assign[u] != q || weights[u] >= weights[t] {
+                        continue;
+                    }
+                    let d = weights[t] - weights[u];
+                    let m = (lt - d).max(lq + d);
+                    if m < lt - eps && better(&best, m) {
+                        best = Some((m, t, Some(u), q));
+                    }
+                }
+            }
+        }
+        let Some((_, t, u, q)) = best else { return };
+        loads[top as usize] -= weights[t];
+        loads[q as usize] += weights[t];
+        assign[t] = q;
+        if let Some(u) = u {
+            loads[q as usize] -= weights[u];
+            loads[top as usize] += weights[u];
+            assign[u] = top;
+        }
+    }
+}
+
+/// Section 3.1 step 2: one home PE per task minimizing the largest expected PE load. Interface
+/// tasks keep their PEs (round-robin over the interface PEs); the processing tasks go, heaviest
+/// first, to the least loaded processing PE (longest processing time first), then a local
+/// search moves or swaps tasks off the most loaded PE while that lowers it. The same local
+/// search is also run from the round-robin assignment and the better of the two kept, so the
+/// greedy mapping is never worse than the round-robin one it replaces (ties go to the greedy).
+pub fn greedy_assign(
+    weights: &[f64],
+    iface: &[bool],
+    pe_count: u32,
+    interface_pes: u32,
+) -> Vec<u32> {
+    assert_eq!(weights.len(), iface.len());
+    let (_, proc) = pe_split(pe_count, interface_pes);
+    let rr = round_robin_assign(iface, pe_count, interface_pes);
+    let mut g = rr.clone();
+    let mut loads = vec![0.0; pe_count as usize];
+    for t in 0..iface.len() {
+        if iface[t] {
+            loads[g[t] as usize] += weights[t];
+        }
+    }
+    let mut order: Vec<usize> = (0..iface.len()).filter(|&t| !iface[t]).collect();
+    order.sort_by(|&a, &b| weights[b].total_cmp(&weights[a]).then(a.cmp(&b)));
+    for t in order {
+        let p = proc
+            .iter()
+            .copied()
+            .min_by(|&a, &b| {
+                loads[a as usize]
+                    .total_cmp(&loads[b as usize])
+                    .then(a.cmp(&b))
+            })
+            .expect("at least one processing PE");
+        g[t] = p;
+        loads[p as usize] += weights[t];
+    }
+    improve(&mut g, weights, iface, &proc, pe_count);
+    let mut r = rr;
+    improve(&mut r, weights, iface, &proc, pe_count);
+    if max_of(&pe_loads(&r, weights, pe_count)) < max_of(&pe_loads(&g, weights, pe_count)) - 1e-9 {
+        r
+    } else {
+        g
+    }
+}
+
+/// The mapping of home PEs under a replication scope. A task not `replicated` runs one
+/// instance at a time on its home PE. A replicated task may run any number of instances: on
+/// its home PE's contexts (`pe`), on the subset of processing PEs holding its home (the
+/// processing PEs cut into groups of `subset_size`, as [`Mapping::default_for`] does;
+/// `subset`), or on every processing PE (`global`). Interface tasks stay on their PE.
+pub fn mapping_from(
+    assign: &[u32],
+    iface: &[bool],
+    replicated: &[bool],
+    pe_count: u32,
+    interface_pes: u32,
+    rep: Replication,
+    subset_size: u32,
+) -> Mapping {
+    let (_, proc) = pe_split(pe_count, interface_pes);
+    let size = subset_size.max(1) as usize;
+    let tasks = assign
+        .iter()
+        .enumerate()
+        .map(|(t, &home)| {
+            if !replicated[t] || rep == Replication::None {
+                return TaskMap {
+                    pes: vec![home],
+                    max_concurrent: 1,
+                };
+            }
+            let pes = if iface[t] {
+                vec![home]
+            } else {
+                match rep {
+                    Replication::None | Replication::Pe => vec![home],
+                    Replication::Subset => match proc.iter().position(|&p| p == home) {
+                        Some(i) => {
+                            proc[i / size * size..((i / size + 1) * size).min(proc.len())].to_vec()
+                        }
+                        None => vec![home],
+                    },
+                    Replication::Global => proc.clone(),
+                }
+            };
+            TaskMap {
+                pes,
+                max_concurrent: u32::MAX,
+            }
+        })
+        .collect();
+    Mapping { tasks }
+}
+
+/// What the mapper measured and did.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct MapperLog {
+    pub mapper: String,
+    /// Step 1: compute cycles per packet of every task (each task on PEs of its own).
+    pub weights: Vec<f64>,
+    /// Home PE of every task (step 2).
+    pub home: Vec<u32>,
+    /// Largest expected PE load, cycles per packet: the greedy and the round-robin assignments.
+    pub max_pe_load: f64,
+    pub round_robin_max_pe_load: f64,
+    /// Step 3, in order.
+    pub steps: Vec<ReplicationStep>,
+    /// Tasks replicated in the final mapping (element names).
+    pub replicated: Vec<String>,
+    /// Maximum-rate searches the mapper ran.
+    pub searches: u32,
+}
+
+/// One replication tried (step 3).
+#[derive(Clone, Debug, Serialize)]
+pub struct ReplicationStep {
+    pub task: String,
+    pub queue_cycles: f64,
+    pub packets_per_second_before: f64,
+    pub packets_per_second_after: f64,
+    pub kept: bool,
+}
+
+/// Knobs of step 3.
+#[derive(Clone, Debug)]
+pub struct ReplicateConfig {
+    /// A replication is kept when the maximum rate rises by more than this factor.
+    pub min_gain: f64,
+    /// Stop when the processing PEs' mean busy share at the maximum rate reaches this.
+    pub well_utilized: f64,
+    /// Candidates tried (by decreasing queue time) before giving up when none raises the rate.
+    pub patience: usize,
+}
+
+impl Default for ReplicateConfig {
+    fn default() -> Self {
+        ReplicateConfig {
+            min_gain: 1.01,
+            well_utilized: 0.9,
+            patience: 2,
+        }
+    }
+}
+
+/// Step 3: starting from `assign` with no task replicated, replicate the task with the longest
+/// mean queue time in the run at the current maximum rate (the run at the sustainable end of the
+/// bisection), keep it if the maximum rate rises by `min_gain`, otherwise try the next-longest
+/// (up to `patience` candidates), and stop when none helps, every task is replicated, or the
+/// processing PEs are `well_utilized`. `eval(mapping)` is a maximum-rate search.
+#[allow(clippy::too_many_arguments)]
+pub fn replicate(
+    assign: &[u32],
+    iface: &[bool],
+    names: &[String],
+    pe_count: u32,
+    interface_pes: u32,
+    rep: Replication,
+    subset_size: u32,
+    cfg: &ReplicateConfig,
+    log: &mut MapperLog,
+    mut eval: impl FnMut(&Mapping) -> Result<MaxRate, String>,
+) -> Result<(Mapping, MaxRate), String> {
+    let n = assign.len();
+    let mut repl = vec![false; n];
+    let build =
+        |r: &[bool]| mapping_from(assign, iface, r, pe_count, interface_pes, rep, subset_size);
+    let mut mapping = build(&repl);
+    let mut best = eval(&mapping)?;
+    log.searches += 1;
+    if rep == Replication::None {
+        return Ok((mapping, best));
+    }
+    let (_, proc) = pe_split(pe_count, interface_pes);
+    loop {
+        let busy: f64 = proc
+            .iter()
+            .filter_map(|&p| best.report.pes.get(p as usize))
+            .map(|s| s.busy)
+            .sum::<f64>()
+            / proc.len() as f64;
+        if busy >= cfg.well_utilized {
+            break;
+        }
+        let mut cands: Vec<(f64, usize)> = best
+            .report
+            .tasks
+            .iter()
+            .filter(|s| !repl[s.task as usize] && s.instances > 0)
+            .map(|s| (s.mean_queue_cycles, s.task as usize))
+            .collect();
+        cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        let mut kept = false;
+        for &(q, t) in cands.iter().take(cfg.patience.max(1)) {
+            repl[t] = true;
+            let m = build(&repl);
+            let r = eval(&m)?;
+            log.searches += 1;
+            let ok = r.packets_per_second > best.packets_per_second * cfg.min_gain;
+            log.steps.push(ReplicationStep {
+                task: names[t].clone(),
+                queue_cycles: q,
+                packets_per_second_before: best.packets_per_second,
+                packets_per_second_after: r.packets_per_second,
+                kept: ok,
+            });
+            if ok {
+                mapping = m;
+                best = r;
+                kept = true;
+                break;
+            }
+            repl[t] = false;
+        }
+        if !kept {
+            break;
+        }
+    }
+    log.replicated = (0..n)
+        .filter(|&t| repl[t])
+        .map(|t| names[t].clone())
+        .collect();
+    Ok((mapping, best))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greedy_balances_what_round_robin_does_not() {
+        // Two heavy tasks that round-robin puts on the same processing PE.
+        let iface = [true, false, false, false, false, true];
+        let w = [1.0, 10.0, 1.0, 10.0, 1.0, 1.0];
+        let rr = round_robin_assign(&iface, 4, 2);
+        assert_eq!(rr, vec![0, 2, 3, 2, 3, 1]);
+        let g = greedy_assign(&w, &iface, 4, 2);
+        assert_eq!(g[0], 0);
+        assert_eq!(g[5], 1);
+        assert_ne!(g[1], g[3]);
+        assert_eq!(max_of(&pe_loads(&rr, &w, 4)), 20.0);
+        assert_eq!(max_of(&pe_loads(&g, &w, 4)), 11.0);
+    }
+
+    #[test]
+    fn scopes_place_replicas_as_documented() {
+        let iface = [true, false, false];
+        let assign = [0, 3, 5];
+        let m = mapping_from(
+            &assign,
+            &iface,
+            &[true, true, false],
+            8,
+            2,
+            Replication::Subset,
+            3,
+        );
+        assert_eq!(m.tasks[0].pes, vec![0]);
+        assert_eq!(m.tasks[1].pes, vec![2, 3, 4]);
+        assert_eq!(
+            m.tasks[2],
+            TaskMap {
+                pes: vec![5],
+                max_concurrent: 1
+            }
+        );
+        let g = mapping_from(
+            &assign,
+            &iface,
+            &[true, true, true],
+            8,
+            2,
+            Replication::Global,
+            3,
+        );
+        assert_eq!(g.tasks[2].pes, (2..8).collect::<Vec<_>>());
+        let p = mapping_from(
+            &assign,
+            &iface,
+            &[true, true, true],
+            8,
+            2,
+            Replication::Pe,
+            3,
+        );
+        assert_eq!(
+            p.tasks[1],
+            TaskMap {
+                pes: vec![3],
+                max_concurrent: u32::MAX
+            }
+        );
+        let n = mapping_from(
+            &assign,
+            &iface,
+            &[true, true, true],
+            8,
+            2,
+            Replication::None,
+            3,
+        );
+        assert!(n.tasks.iter().all(|t| t.max_concurrent == 1));
+        assert!(MapperKind::parse("anneal")
+            .unwrap_err()
+            .contains("not implemented"));
+        assert!(MapperKind::parse("best")
+            .unwrap_err()
+            .contains("greedy+replicate"));
+    }
+}
