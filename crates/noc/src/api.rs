@@ -552,7 +552,8 @@ pub fn stream_run(req_json: &str) -> Result<String> {
             .collect::<Vec<_>>(),
     );
     let setup = if ro.circuits && kind == RoutingKind::Tentacle {
-        let res = tentacle(&m.mesh, &reqs, &tentacle_order(&reqs));
+        // the same (deterministic) search that succeeded, including its order retries
+        let (res, _) = tentacle_retry(&m.mesh, &reqs, r.retries, r.seed);
         if res.paths.is_some() {
             Some(setup_times(&m.arch, &res)?)
         } else {
