@@ -571,38 +571,3 @@ mod tests {
         assert!(r.throughput > 40.0, "{r:?}");
     }
 }
-
-#[cfg(test)]
-mod probe {
-    use super::*;
-    use crate::config::default_mesh;
-    #[test]
-    #[ignore]
-    fn probe_single_stream() {
-        let a = default_mesh();
-        let g = MappedGraph {
-            tile_of: vec![0, 1],
-            work: vec![0.0, 0.0],
-            streams: vec![(0, 1, 1600)],
-        };
-        let c = StreamRunConfig {
-            comm: Comm::Push,
-            scale: 0.0,
-            warmup_cycles: 2000,
-            measure_cycles: 20000,
-            buffer_iterations: 4,
-            buffer_items: 512,
-        };
-        for f in [
-            FabricKind::Packet(PacketRouting::Dor),
-            FabricKind::Circuit(vec![vec![0]]),
-            FabricKind::Ideal,
-        ] {
-            let r = run_stream(&a, &g, &f, &c).unwrap();
-            println!(
-                "{f:?}: {} it/kc, flits {} in 20000 cycles, lat {}",
-                r.throughput, r.flits_delivered, r.mean_packet_latency
-            );
-        }
-    }
-}
