@@ -69,3 +69,76 @@ def test_cli_bottleneck_json():
 def test_cli_rejects_unknown_replication():
     r = CliRunner().invoke(app, ["bottleneck", "--replication", "sometimes"])
     assert r.exit_code != 0
+
+
+# ---- mapping (seed 000 section 3.1) and exploration (Figure 7) -------------------------------
+
+
+def test_greedy_mapper_is_no_worse_than_round_robin_on_measured_loads():
+    m = api.maxrate("router", replication="global", mapper="greedy", packets=600, pes=8)
+    log = m["mapping"]["mapper"]
+    assert log["mapper"] == "greedy"
+    assert len(log["weights"]) == len(m["mapping"]["tasks"]) and max(log["weights"]) > 0
+    assert log["max_pe_load"] <= log["round_robin_max_pe_load"] + 1e-9
+    for t in m["mapping"]["tasks"]:
+        assert t["pes"] and max(t["pes"]) < 8
+
+
+def test_unknown_mapper_is_a_clear_error():
+    with pytest.raises(PktflowError, match="unknown mapper 'best'"):
+        api.maxrate("router", mapper="best", **SMALL)
+    r = CliRunner().invoke(app, ["maxrate", "--mapper", "anneal"])
+    assert r.exit_code != 0
+
+
+def test_parse_pes_ranges_and_errors():
+    assert api.parse_pes("4:32") == [4, 8, 12, 16, 20, 24, 28, 32]
+    assert api.parse_pes("4:10:3") == [4, 7, 10]
+    assert api.parse_pes("4,16") == [4, 16]
+    for bad in ("32:4", "a:b", "0:4", "4:8:0", ""):
+        with pytest.raises(PktflowError):
+            api.parse_pes(bad)
+
+
+def test_explore_tiny_sweep():
+    seen = []
+    doc = api.explore(
+        "router",
+        pes="4:8",
+        replication=["none", "global"],
+        packets=600,
+        progress=lambda d, t, label: seen.append((d, t, label)),
+    )
+    pts = {(p["pes"], p["replication"]): p for p in doc["points"]}
+    assert sorted(pts) == [(4, "global"), (4, "none"), (8, "global"), (8, "none")]
+    assert pts[(4, "none")]["speedup"] == pytest.approx(1.0)
+    for p in doc["points"]:
+        assert p["speedup"] == pytest.approx(p["packets_per_second"] / doc["baseline_packets_per_second"])
+        assert set(p["bottleneck"]["gains"]) == {"S", "B", "M"}
+        assert p["bottleneck"]["summary"]
+        assert all(max(pes) < p["pes"] for _, pes, _ in p["mapping"])
+    assert pts[(8, "none")]["replicated"] == []
+    assert all(c == 1 for _, _, c in pts[(8, "none")]["mapping"])
+    assert seen[0][0] == 0 and seen[-1][0] == seen[-1][1] == 5  # step 1 + 4 points
+    assert len(doc["weights"]) > 0 and max(w for _, w in doc["weights"]) > 0
+
+
+def test_cli_explore_writes_json_csv_and_png(tmp_path):
+    pd = pytest.importorskip("pandas")
+    csv_path, png = tmp_path / "x.csv", tmp_path / "x.png"
+    r = CliRunner().invoke(
+        app,
+        [
+            "explore", "router", "--pes", "4,8", "--replication", "none,pe", "--packets", "600",
+            "--no-bottleneck", "--mapper", "greedy", "--json", "--csv", str(csv_path), "--plot", str(png),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout[r.stdout.index("{") :])
+    assert len(doc["points"]) == 4 and doc["mapper"] == "greedy"
+    df = pd.read_csv(csv_path)
+    assert len(df) == 4 and set(df["replication"]) == {"none", "pe"}
+    assert (df["packets_per_second"] > 0).all()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    bad = CliRunner().invoke(app, ["explore", "--pes", "32:4"])
+    assert bad.exit_code != 0

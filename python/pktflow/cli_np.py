@@ -84,6 +84,69 @@ def _print_report(r: dict) -> None:
         console.print(f"NP drop: {escape(k)}: {n}")
 
 
+MAPPER_HELP = "Task mapper (seed 000 section 3.1): round-robin, greedy or greedy+replicate."
+
+
+def _check_mapper(mapper: str) -> str:
+    if mapper not in api.MAPPERS:
+        raise PktflowError(f"--mapper must be one of {', '.join(api.MAPPERS)}, got {mapper!r}")
+    return mapper
+
+
+def _explore_table(doc: dict) -> Table:
+    t = Table(
+        title=f"{doc['app']} on {doc['arch']} ({doc['mapper']} mapping): maximum sustainable rate; "
+        f"speedup over {doc['baseline_pes']} PEs with no replication "
+        f"({doc['baseline_packets_per_second']:,.0f} packets/s)"
+    )
+    for c in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
+        t.add_column(c, justify="right" if c not in ("replication", "limited by") else "left", no_wrap=True)
+    for p in doc["points"]:
+        b = p.get("bottleneck")
+        t.add_row(
+            str(p["pes"]),
+            p["replication"],
+            f"{p['packets_per_second']:,.0f}",
+            f"{p['gbps']:.3f}",
+            f"{p['speedup']:.2f}x",
+            f"{p['mean_pe_busy']:.2f}",
+            str(len(p["replicated"])),
+            _short_bottleneck(b, doc.get("threshold", 1.05)) if b else "-",
+        )
+    return t
+
+
+def _short_bottleneck(b: dict, threshold: float) -> str:
+    """The S/B/M gains that reach the threshold, largest first (the full sentence is in --json)."""
+    names = {"S": "sync", "B": "buses", "M": "memories"}
+    lim = sorted(((g, k) for k, g in b["gains"].items() if g >= threshold), reverse=True)
+    if not lim:
+        return "none of S/B/M alone"
+    return ", ".join(f"{names[k]} ({k} {g:.2f}x)" for g, k in lim)
+
+
+def _explore_plot(doc: dict, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    labels = {"none": "no transformation", "pe": "rep on PE", "subset": "subset rep", "global": "rep + global task queue"}
+    for rep in api.REPLICATIONS:
+        pts = sorted((p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep)
+        if pts:
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=labels[rep])
+    ax.set_xlabel("PEs")
+    ax.set_ylabel(f"throughput speedup over {doc['baseline_pes']} PEs, no transformation")
+    ax.set_title(f"{doc['app']} on {doc['arch']} ({doc['mapper']} mapping)")
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def register(app: typer.Typer) -> None:
     @app.command("simulate")
     def simulate_cmd(
@@ -95,6 +158,7 @@ def register(app: typer.Typer) -> None:
         packets: int = typer.Option(20_000, "--packets", help="Synthetic packets."),
         trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng file."),
         seed: int = typer.Option(1, "--seed"),
+        mapper: str = typer.Option("round-robin", "--mapper", help=MAPPER_HELP),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """One timing simulation of APP on a network processor at a fixed packet rate."""
@@ -107,6 +171,7 @@ def register(app: typer.Typer) -> None:
             packets=packets,
             trace=trace,
             seed=seed,
+            mapper=_check_mapper(mapper),
         )
         if as_json:
             _emit_json(r)
@@ -125,6 +190,7 @@ def register(app: typer.Typer) -> None:
         tolerance: float = typer.Option(0.02, "--tolerance", help="Keep-up tolerance (relative)."),
         precision: float = typer.Option(0.01, "--precision", help="Bracket width (relative)."),
         zero_drop: bool = typer.Option(False, "--zero-drop", help="Also require no drop in the window."),
+        mapper: str = typer.Option("round-robin", "--mapper", help=MAPPER_HELP),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Maximum sustainable packet rate of APP (bisection over the inter-arrival time)."""
@@ -136,6 +202,7 @@ def register(app: typer.Typer) -> None:
             packets=packets,
             trace=trace,
             seed=seed,
+            mapper=_check_mapper(mapper),
             search={"tolerance": tolerance, "precision": precision, "zero_drop": zero_drop},
         )
         if as_json:
@@ -166,6 +233,7 @@ def register(app: typer.Typer) -> None:
         ),
         no_chain: bool = typer.Option(False, "--no-chain", help="Skip Figure 8's chain I, IZ, IZS, IZSB, IZSBM."),
         threshold: float = typer.Option(1.05, "--threshold", help="Smallest gain (factor) that counts as a limit."),
+        mapper: str = typer.Option("round-robin", "--mapper", help=MAPPER_HELP),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """What limits APP's throughput: maximum rates with resources idealized (seed 000 Fig. 8).
@@ -209,6 +277,7 @@ def register(app: typer.Typer) -> None:
                 chain=not no_chain,
                 extra=extra,
                 threshold=threshold,
+                mapper=_check_mapper(mapper),
                 progress=progress,
             )
         if as_json:
@@ -243,3 +312,96 @@ def register(app: typer.Typer) -> None:
             )
         console.print(t)
         console.print(escape(b["summary"]))
+
+    @app.command("explore")
+    def explore_cmd(
+        application: str = typer.Argument("router", help=APP_HELP),
+        arch: str = typer.Option("npire", "--arch"),
+        pes: str = typer.Option("4:32:4", "--pes", help="PE counts: FIRST:LAST[:STEP] (step 4 by default) or a list 4,8,16."),
+        replication: str = typer.Option(
+            "none,pe,subset,global", "--replication", help="Comma-separated scopes: none, pe, subset, global."
+        ),
+        mapper: str = typer.Option("greedy+replicate", "--mapper", help=MAPPER_HELP),
+        packets: int = typer.Option(2_000, "--packets", help="Synthetic packets per simulation."),
+        trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng file."),
+        seed: int = typer.Option(1, "--seed"),
+        subset_size: int = typer.Option(4, "--subset-size", help="PEs per group for subset replication."),
+        no_bottleneck: bool = typer.Option(False, "--no-bottleneck", help="Skip the S/B/M ranking at each point."),
+        threshold: float = typer.Option(1.05, "--threshold", help="Smallest S/B/M gain (factor) that counts as a limit."),
+        as_json: bool = typer.Option(False, "--json"),
+        plot: Optional[str] = typer.Option(None, "--plot", help="Write speedup vs PEs (Figure 7 style) to this PNG."),
+        csv_path: Optional[str] = typer.Option(None, "--csv", help="Write one row per point to this CSV."),
+    ) -> None:
+        """For each PE count and replication scope: the best mapping found, its maximum rate,
+        speedup over 4 PEs with no replication (seed 000 Figure 7) and what limits it."""
+        import time
+
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        reps = [r.strip() for r in replication.split(",") if r.strip()]
+        for r in reps:
+            _check_rep(r)
+        counts = api.parse_pes(pes)
+        t0 = time.monotonic()
+        with Progress(
+            TextColumn("[bold]explore[/bold] {task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=err,
+            transient=True,
+            disable=as_json and not err.is_terminal,
+        ) as prog:
+            task = prog.add_task("step 1", total=None, rate="")
+
+            def progress(done: int, total: int, label: str) -> None:
+                el = time.monotonic() - t0
+                rate = f"{done / el:.2f} points/s" if done and el > 0 else ""
+                prog.update(task, total=total, completed=done, description=label, rate=rate)
+
+            doc = api.explore(
+                application,
+                arch=arch,
+                pes=counts,
+                replication=reps,
+                mapper=_check_mapper(mapper),
+                packets=packets,
+                trace=trace,
+                seed=seed,
+                subset_size=subset_size,
+                bottleneck=not no_bottleneck,
+                threshold=threshold,
+                progress=progress,
+            )
+        wall = time.monotonic() - t0
+        if csv_path:
+            import csv
+
+            rows = api.explore_rows(doc)
+            with open(csv_path, "w", newline="") as f:
+                w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
+                w.writeheader()
+                w.writerows(rows)
+        if plot:
+            _explore_plot(doc, plot)
+        if as_json:
+            _emit_json(doc)
+            return
+        console.print(_explore_table(doc))
+        for extra, what in ((csv_path, "CSV"), (plot, "plot")):
+            if extra:
+                console.print(f"{what}: {escape(extra)}")
+        console.print(
+            f"{len(doc['points'])} points, {sum(p['searches'] for p in doc['points'])} maximum-rate searches, "
+            f"{packets} packets per simulation; wall time {wall:.1f} s"
+        )

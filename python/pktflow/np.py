@@ -7,11 +7,12 @@ The work is in Rust (``crates/npsim``), reached through ``pktflow._core`` with J
 from __future__ import annotations
 
 import json
-from typing import Callable, Optional, Sequence
+from typing import Callable, List, Optional, Sequence, Union
 
-from pktflow import _core
+from pktflow import PktflowError, _core
 
 REPLICATIONS = ("none", "pe", "subset", "global")
+MAPPERS = ("round-robin", "greedy", "greedy+replicate")
 
 
 def _request(
@@ -26,6 +27,8 @@ def _request(
     sim: Optional[dict],
     search: Optional[dict],
     bottleneck: Optional[dict] = None,
+    mapper: str = "round-robin",
+    explore: Optional[dict] = None,
 ) -> str:
     spec = {
         "app": app,
@@ -36,8 +39,49 @@ def _request(
         "trace": trace,
         "traffic_seed": seed,
         "subset_size": subset_size,
+        "mapper": _check_mapper(mapper),
     }
-    return json.dumps({"spec": spec, "sim": sim or {}, "search": search or {}, "bottleneck": bottleneck or {}})
+    return json.dumps(
+        {
+            "spec": spec,
+            "sim": sim or {},
+            "search": search or {},
+            "bottleneck": bottleneck or {},
+            "explore": explore or {},
+        }
+    )
+
+
+def _check_mapper(mapper: str) -> str:
+    if mapper not in MAPPERS:
+        raise PktflowError(f"unknown mapper {mapper!r} (expected {', '.join(MAPPERS)})")
+    return mapper
+
+
+def parse_pes(spec) -> List[int]:
+    """PE counts from ``"4:32"`` (step 4), ``"4:32:2"``, ``"4,8,16"``, ``"16"`` or a sequence."""
+    if not isinstance(spec, str):
+        out = [int(x) for x in spec]
+    elif ":" in spec:
+        parts = spec.split(":")
+        if len(parts) not in (2, 3):
+            raise PktflowError(f"--pes {spec!r}: expected FIRST:LAST or FIRST:LAST:STEP")
+        try:
+            a, b = int(parts[0]), int(parts[1])
+            step = int(parts[2]) if len(parts) == 3 else 4
+        except ValueError:
+            raise PktflowError(f"--pes {spec!r}: FIRST, LAST and STEP must be integers") from None
+        if step < 1 or a > b:
+            raise PktflowError(f"--pes {spec!r}: need FIRST <= LAST and STEP >= 1")
+        out = list(range(a, b + 1, step))
+    else:
+        try:
+            out = [int(x) for x in spec.split(",") if x.strip()]
+        except ValueError:
+            raise PktflowError(f"--pes {spec!r}: expected FIRST:LAST[:STEP] or a comma-separated list") from None
+    if not out or min(out) < 1:
+        raise PktflowError(f"--pes {spec!r}: PE counts must be at least 1")
+    return out
 
 
 def simulate(
@@ -51,13 +95,14 @@ def simulate(
     trace: Optional[str] = None,
     seed: int = 1,
     subset_size: int = 4,
+    mapper: str = "round-robin",
     sim: Optional[dict] = None,
 ) -> dict:
     """One simulation at a fixed packet inter-arrival time (PE cycles)."""
     s = dict(sim or {})
     s["inter_arrival_cycles"] = inter_arrival_cycles
     s.setdefault("warmup_packets", max(1, packets // 5))
-    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, None)
+    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, None, mapper=mapper)
     return json.loads(_core.simulate(req))
 
 
@@ -71,13 +116,14 @@ def maxrate(
     trace: Optional[str] = None,
     seed: int = 1,
     subset_size: int = 4,
+    mapper: str = "round-robin",
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
 ) -> dict:
     """Maximum sustainable rate by bisection: ``packets_per_second``, ``gbps``, ``bracket``."""
     s = dict(sim or {})
     s.setdefault("warmup_packets", max(1, packets // 5))
-    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search)
+    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search, mapper=mapper)
     return json.loads(_core.maxrate(req))
 
 
@@ -94,6 +140,7 @@ def bottleneck(
     chain: bool = True,
     extra: Sequence[str] = (),
     threshold: float = 1.05,
+    mapper: str = "round-robin",
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
     progress: Optional[Callable[[int, str], None]] = None,
@@ -109,5 +156,85 @@ def bottleneck(
     s = dict(sim or {})
     s.setdefault("warmup_packets", max(1, packets // 5))
     b = {"chain": chain, "extra": list(extra), "threshold": threshold}
-    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search, b)
+    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search, b, mapper=mapper)
     return json.loads(_core.bottleneck(req, progress))
+
+
+def explore(
+    app: str = "router",
+    *,
+    arch: str = "npire",
+    pes: Union[str, Sequence[int]] = "4:32:4",
+    replication: Sequence[str] = REPLICATIONS,
+    mapper: str = "greedy+replicate",
+    packets: int = 2_000,
+    trace: Optional[str] = None,
+    seed: int = 1,
+    subset_size: int = 4,
+    bottleneck: bool = True,
+    threshold: float = 1.05,
+    baseline_pes: int = 4,
+    sim: Optional[dict] = None,
+    search: Optional[dict] = None,
+    progress: Optional[Callable[[int, int, str], None]] = None,
+) -> dict:
+    """For each PE count and replication scope: the mapping ``mapper`` finds (seed 000 section
+    3.1), its maximum sustainable rate, the speedup over ``baseline_pes`` PEs with no
+    replication (Figure 7's normalization) and, with ``bottleneck``, a cheap ranking (S, B and M
+    idealized alone). Returns ``points`` (one per PE count and scope), ``weights`` (step 1's
+    compute cycles per packet), ``baseline_packets_per_second`` and ``wall_seconds``.
+    ``progress(done, total, label)`` is called before each point.
+    """
+    counts = parse_pes(pes)
+    reps = [replication] if isinstance(replication, str) else list(replication)
+    for r in reps:
+        if r not in REPLICATIONS:
+            raise PktflowError(f"unknown replication {r!r} (expected {', '.join(REPLICATIONS)})")
+    if not reps:
+        raise PktflowError("no replication scope given")
+    s = dict(sim or {})
+    s.setdefault("warmup_packets", max(1, packets // 5))
+    e = {
+        "pes": counts,
+        "replications": reps,
+        "bottleneck": bottleneck,
+        "threshold": threshold,
+        "baseline_pes": baseline_pes,
+    }
+    req = _request(app, arch, None, "none", packets, trace, seed, subset_size, s, search, None, mapper=mapper, explore=e)
+    doc = json.loads(_core.explore(req, progress))
+    doc["threshold"] = threshold
+    return doc
+
+
+def explore_rows(doc: dict) -> List[dict]:
+    """One flat row per point of :func:`explore` (for CSV and pandas)."""
+    rows = []
+    for p in doc["points"]:
+        b = p.get("bottleneck") or {}
+        g = b.get("gains", {})
+        rows.append(
+            {
+                "app": doc["app"],
+                "arch": doc["arch"],
+                "mapper": doc["mapper"],
+                "pes": p["pes"],
+                "replication": p["replication"],
+                "packets_per_second": p["packets_per_second"],
+                "gbps": p["gbps"],
+                "speedup": p["speedup"],
+                "inter_arrival_cycles": p["inter_arrival_cycles"],
+                "bracket_lo_cycles": p["bracket_cycles"][0],
+                "bracket_hi_cycles": p["bracket_cycles"][1],
+                "mean_pe_busy": p["mean_pe_busy"],
+                "replicated_tasks": len(p["replicated"]),
+                "max_pe_load_cycles": p["max_pe_load"],
+                "gain_S": g.get("S"),
+                "gain_B": g.get("B"),
+                "gain_M": g.get("M"),
+                "bottleneck": b.get("summary", ""),
+                "searches": p["searches"],
+                "wall_seconds": p["wall_seconds"],
+            }
+        )
+    return rows

@@ -288,7 +288,8 @@ pub struct ReplicationStep {
     pub queue_cycles: f64,
     pub packets_per_second_before: f64,
     pub packets_per_second_after: f64,
-    pub kept: bool,
+    /// The maximum rate rose above the best so far by `min_gain`.
+    pub improved: bool,
 }
 
 /// Knobs of step 3.
@@ -298,7 +299,9 @@ pub struct ReplicateConfig {
     pub min_gain: f64,
     /// Stop when the processing PEs' mean busy share at the maximum rate reaches this.
     pub well_utilized: f64,
-    /// Candidates tried (by decreasing queue time) before giving up when none raises the rate.
+    /// Replications in a row that do not raise the best maximum rate before stopping (a task
+    /// whose replicas serialize on a lock gains nothing alone but may once the tasks around it
+    /// are replicated too).
     pub patience: usize,
 }
 
@@ -307,16 +310,17 @@ impl Default for ReplicateConfig {
         ReplicateConfig {
             min_gain: 1.01,
             well_utilized: 0.9,
-            patience: 2,
+            patience: 3,
         }
     }
 }
 
 /// Step 3: starting from `assign` with no task replicated, replicate the task with the longest
 /// mean queue time in the run at the current maximum rate (the run at the sustainable end of the
-/// bisection), keep it if the maximum rate rises by `min_gain`, otherwise try the next-longest
-/// (up to `patience` candidates), and stop when none helps, every task is replicated, or the
-/// processing PEs are `well_utilized`. `eval(mapping)` is a maximum-rate search.
+/// last bisection), search again, and repeat until the processing PEs are `well_utilized`,
+/// every task is replicated, or `patience` replications in a row did not raise the best rate by
+/// `min_gain`; the mapping with the best rate is returned (the replications after it are
+/// dropped). `eval(mapping)` is a maximum-rate search.
 #[allow(clippy::too_many_arguments)]
 pub fn replicate(
     assign: &[u32],
@@ -334,57 +338,61 @@ pub fn replicate(
     let mut repl = vec![false; n];
     let build =
         |r: &[bool]| mapping_from(assign, iface, r, pe_count, interface_pes, rep, subset_size);
-    let mut mapping = build(&repl);
+    let mapping = build(&repl);
     let mut best = eval(&mapping)?;
     log.searches += 1;
     if rep == Replication::None {
         return Ok((mapping, best));
     }
     let (_, proc) = pe_split(pe_count, interface_pes);
+    let mut best_repl = repl.clone();
+    let mut cur = best.clone();
+    let mut stale = 0;
     loop {
         let busy: f64 = proc
             .iter()
-            .filter_map(|&p| best.report.pes.get(p as usize))
+            .filter_map(|&p| cur.report.pes.get(p as usize))
             .map(|s| s.busy)
             .sum::<f64>()
             / proc.len() as f64;
         if busy >= cfg.well_utilized {
             break;
         }
-        let mut cands: Vec<(f64, usize)> = best
+        let Some((q, t)) = cur
             .report
             .tasks
             .iter()
             .filter(|s| !repl[s.task as usize] && s.instances > 0)
             .map(|s| (s.mean_queue_cycles, s.task as usize))
-            .collect();
-        cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let mut kept = false;
-        for &(q, t) in cands.iter().take(cfg.patience.max(1)) {
-            repl[t] = true;
-            let m = build(&repl);
-            let r = eval(&m)?;
-            log.searches += 1;
-            let ok = r.packets_per_second > best.packets_per_second * cfg.min_gain;
-            log.steps.push(ReplicationStep {
-                task: names[t].clone(),
-                queue_cycles: q,
-                packets_per_second_before: best.packets_per_second,
-                packets_per_second_after: r.packets_per_second,
-                kept: ok,
-            });
-            if ok {
-                mapping = m;
-                best = r;
-                kept = true;
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
+        else {
+            break;
+        };
+        repl[t] = true;
+        let r = eval(&build(&repl))?;
+        log.searches += 1;
+        let improved = r.packets_per_second > best.packets_per_second * cfg.min_gain;
+        log.steps.push(ReplicationStep {
+            task: names[t].clone(),
+            queue_cycles: q,
+            packets_per_second_before: cur.packets_per_second,
+            packets_per_second_after: r.packets_per_second,
+            improved,
+        });
+        if improved {
+            best = r.clone();
+            best_repl = repl.clone();
+            stale = 0;
+        } else {
+            stale += 1;
+            if stale >= cfg.patience.max(1) {
                 break;
             }
-            repl[t] = false;
         }
-        if !kept {
-            break;
-        }
+        cur = r;
     }
+    let repl = best_repl;
+    let mapping = build(&repl);
     log.replicated = (0..n)
         .filter(|&t| repl[t])
         .map(|t| names[t].clone())

@@ -117,7 +117,7 @@ fn replicating_the_bottleneck_task_raises_the_maximum_rate() {
         .unwrap();
         let first = &log.steps[0];
         assert_eq!(first.task, "heavy", "{:?}", log.steps);
-        assert!(first.kept);
+        assert!(first.improved);
         assert!(log.replicated.contains(&"heavy".to_string()));
         let base = first.packets_per_second_before;
         assert!(

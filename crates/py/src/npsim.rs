@@ -40,9 +40,30 @@ fn bottleneck(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyR
     .map_err(PktflowError::new_err)
 }
 
+/// Design-space exploration: for each PE count and replication scope, the mapping found, its
+/// maximum rate, speedup and bottleneck. `progress(done, total, label)` before each point.
+#[pyfunction]
+#[pyo3(signature = (request, progress=None))]
+fn explore(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || {
+        pktflow_npsim::api::explore_json(&r, |done, total, label| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (done, total, label)) {
+                        e.print(py);
+                    }
+                });
+            }
+        })
+    })
+    .map_err(PktflowError::new_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(maxrate, m)?)?;
     m.add_function(wrap_pyfunction!(bottleneck, m)?)?;
+    m.add_function(wrap_pyfunction!(explore, m)?)?;
     Ok(())
 }
