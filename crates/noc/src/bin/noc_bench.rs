@@ -12,6 +12,21 @@ use pktflow_noc::sim::synthetic::{run_point, Pattern, SynthConfig};
 use pktflow_noc::sim::PacketRouting;
 use std::time::Instant;
 
+/// CPU time of this process (user + system), seconds, from /proc/self/stat (Linux; 0 elsewhere).
+/// Reported beside wall time because the machine is shared.
+fn cpu_seconds() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // fields after the command: state(0) ... utime(11) stime(12), in clock ticks (100 Hz)
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn speed() {
     let mut a = default_mesh();
     a.cols = 8;
@@ -20,7 +35,7 @@ fn speed() {
         "# simulator speed: 8x8 mesh, {} VCs x {} flits, uniform traffic, 1-flit packets, 10k warm-up + 100k measured cycles",
         a.virtual_channels, a.buffer_depth_flits
     );
-    println!("routing,rate,cycles,wall_s,cycles_per_s,flits_per_s,accepted,latency");
+    println!("routing,rate,cycles,wall_s,cycles_per_s,flits_per_s,cpu_s,cycles_per_cpu_s,accepted,latency");
     for routing in [PacketRouting::Dor, PacketRouting::Adaptive] {
         for rate in [0.1, 0.3] {
             let cfg = SynthConfig {
@@ -32,14 +47,18 @@ fn speed() {
                 drain_cycles: 0,
                 seed: 1,
             };
+            let c0 = cpu_seconds();
             let p = run_point(&a, routing, &cfg).expect("run");
+            let cpu = cpu_seconds() - c0;
             println!(
-                "{:?},{rate},{},{:.3},{:.0},{:.0},{:.4},{:.2}",
+                "{:?},{rate},{},{:.3},{:.0},{:.0},{:.2},{:.0},{:.4},{:.2}",
                 routing,
                 p.cycles_simulated,
                 p.wall_seconds,
                 p.cycles_simulated as f64 / p.wall_seconds,
                 p.flits_ejected as f64 / p.wall_seconds,
+                cpu,
+                p.cycles_simulated as f64 / cpu.max(1e-9),
                 p.accepted,
                 p.latency
             );

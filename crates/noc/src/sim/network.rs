@@ -124,12 +124,15 @@ pub struct Network {
     // link delay lines per (node*5+port) output: ring of `ring` slots; entry: flit + vc + valid
     link_ring: Vec<(Flit, u8)>,
     ring: usize,
+    /// `now % ring` and `now % cring`, kept incrementally (no division in the hot loop)
+    slot: usize,
+    cslot: usize,
     /// per ring slot: link_ring indices holding a flit (so delivery touches only busy links)
-    link_events: Vec<Vec<u32>>,
+    link_events: Vec<Vec<(u32, u32)>>,
     // credit delay lines per (node*5+inport): returned to upstream output VC
     credit_ring: Vec<(u8, u8)>, // (vc, flags: 1 valid, 2 tail)
     cring: usize,
-    credit_events: Vec<Vec<u32>>,
+    credit_events: Vec<Vec<(u32, u32)>>,
     /// per ring slot: flits arriving at network interfaces
     eject_events: Vec<Vec<Flit>>,
     // allocator round-robin pointers
@@ -228,6 +231,8 @@ impl Network {
             // two delay lines per output port: [0] packet flits, [1] circuit flits
             link_ring: vec![(Flit::default(), NONE8); n * PORTS * 2 * ring],
             ring,
+            slot: 0,
+            cslot: 0,
             link_events: (0..ring)
                 .map(|_| Vec::with_capacity(n * PORTS * 2))
                 .collect(),
@@ -375,17 +380,19 @@ impl Network {
             }
         }
         self.now += 1;
+        self.slot = wrap(self.slot + 1, self.ring);
+        self.cslot = wrap(self.cslot + 1, self.cring);
     }
 
     fn deliver_links(&mut self, t: u64) {
-        let slot = (t % self.ring as u64) as usize;
+        let slot = self.slot;
         let mut ev = std::mem::take(&mut self.link_events[slot]);
-        for &ri in &ev {
+        for &(ri, op_index) in &ev {
             let ri = ri as usize;
             let (f, vc) = self.link_ring[ri];
             debug_assert!(vc != NONE8);
             self.link_ring[ri].1 = NONE8;
-            let op_index = ri / self.ring / 2; // node * PORTS + port
+            let op_index = op_index as usize; // node * PORTS + port
             let (node, port) = (op_index / PORTS, op_index % PORTS);
             if port == LOCAL {
                 self.eject(f, t);
@@ -437,14 +444,14 @@ impl Network {
     }
 
     fn deliver_credits(&mut self, t: u64) {
-        let slot = (t % self.cring as u64) as usize;
+        let slot = self.cslot;
         let mut ev = std::mem::take(&mut self.credit_events[slot]);
-        for &ci in &ev {
+        for &(ci, ip_index) in &ev {
             let ci = ci as usize;
             let (vc, fl) = self.credit_ring[ci];
             debug_assert!(fl & 1 != 0);
             self.credit_ring[ci].1 = 0;
-            let ip_index = ci / self.cring;
+            let ip_index = ip_index as usize;
             let (node, inport) = (ip_index / PORTS, ip_index % PORTS);
             if inport == LOCAL {
                 let k = node * self.vt + vc as usize;
@@ -469,6 +476,13 @@ impl Network {
     fn inject(&mut self, t: u64) {
         let lanes = self.lanes;
         for node in 0..self.mesh.nodes() {
+            if self.srcq[node].is_empty()
+                && self.ni_cur[node * lanes..(node + 1) * lanes]
+                    .iter()
+                    .all(|&c| c == NONE32)
+            {
+                continue;
+            }
             for lane in 0..lanes {
                 let li = node * lanes + lane;
                 if self.ni_cur[li] == NONE32 {
@@ -827,7 +841,7 @@ impl Network {
         let ew = self.eject_width;
         let cap = |op: usize| if op == LOCAL { ew } else { 1 };
         let mut granted = 0u32;
-        let rot = (t % nreq as u64) as usize;
+        let rot = (t as usize) % nreq;
         for k in 0..nreq {
             let r = wrap(k + rot, nreq);
             let (port, vc, op, circ) = rq[r];
@@ -895,17 +909,17 @@ impl Network {
             // the NI sits next to its router: its credits return at once
             self.ni_credits[node * self.vt + vc] += 1;
         } else {
-            let cslot = ((t + self.cd as u64) % self.cring as u64) as usize;
+            let cslot = wrap(self.cslot + self.cd as usize, self.cring);
             let ci = (node * PORTS + port) * self.cring + cslot;
             debug_assert!(self.credit_ring[ci].1 == 0);
             // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
             // before they can be reallocated; other VCs are released when the tail leaves.
             let atomic = self.routing == PacketRouting::Adaptive && vc == 0;
             self.credit_ring[ci] = (vc as u8, 1 | if tail && !circ && atomic { 2 } else { 0 });
-            self.credit_events[cslot].push(ci as u32);
+            self.credit_events[cslot].push((ci as u32, (node * PORTS + port) as u32));
         }
         let delay = if circ { self.circ } else { self.pipe_out } as u64;
-        let rslot = ((t + delay) % self.ring as u64) as usize;
+        let rslot = wrap(self.slot + delay as usize, self.ring);
         if op == LOCAL {
             self.eject_events[rslot].push(f);
         } else {
@@ -915,7 +929,7 @@ impl Network {
             let ri = ((node * PORTS + op) * 2 + circ as usize) * self.ring + rslot;
             debug_assert!(self.link_ring[ri].1 == NONE8, "link slot collision");
             self.link_ring[ri] = (f, ovc as u8);
-            self.link_events[rslot].push(ri as u32);
+            self.link_events[rslot].push((ri as u32, (node * PORTS + op) as u32));
         }
         // a packet VC (including a local VC bound to a circuit) is released by its tail
         let packet_vc = vc < self.v;
