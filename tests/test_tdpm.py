@@ -62,7 +62,10 @@ rate = 1.0
     opt = tdpm.map_app(str(g), mapper="optimal", engines=3)
     heur = tdpm.map_app(str(g), mapper="tdpm", engines=3)
     assert opt["packets_per_second"] >= heur["packets_per_second"] * (1 - 1e-9)
-    assert [t["ppfs"] for t in heur["tasks"]] == [["classify", "lookup"]]
+    # Two PPFs: the heuristic reaches the optimum (here keeping the locked lookup apart, since
+    # its lock contention grows with the threads of a grouped, duplicated task).
+    assert heur["packets_per_second"] == pytest.approx(opt["packets_per_second"], rel=1e-9)
+    assert sorted(p for t in heur["tasks"] for p in t["ppfs"]) == ["classify", "lookup"]
 
 
 def test_errors_are_clear(tmp_path):
@@ -85,7 +88,9 @@ def test_cli_map_json_text_and_dot(tmp_path):
     r = run_json("map", "firewall", "--mapper", "tdpm", "--engines", "4", "--packets", "300")
     assert r["mapper"] == "tdpm" and "gbps" in r and "packets_per_second" in r
     p = run_cli("map", "l3switch", "--engines", "2", "--packets", "300")
-    assert "binding:" in p.stdout and "Gb/s" in p.stdout
+    assert "binding:" in p.stdout and "Gb/s" in p.stdout and "[" in p.stdout
+    r64 = run_json("map", "l3switch", "--engines", "2", "--packets", "300", "--packet-bytes", "64")
+    assert r64["gbps"] == pytest.approx(r64["packets_per_second"] * 512 / 1e9)
     dot = tmp_path / "m.dot"
     run_cli("map", "mpls", "--engines", "3", "--packets", "300", "--dot", str(dot))
     assert dot.read_text().startswith("digraph tdpm")

@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from pktflow import tdpm
@@ -31,6 +32,9 @@ def map_cmd(
     packets: int = typer.Option(2000, "--packets", help="Synthetic packets of the functional run (Click apps)."),
     seed: int = typer.Option(1, "--seed"),
     offered: Optional[float] = typer.Option(None, "--offered-gbps", help="Offered load, Gb/s (caps the forwarding rate)."),
+    packet_bytes: Optional[float] = typer.Option(
+        None, "--packet-bytes", help="Packet size for Gb/s (default: mean size of the run; the paper uses 64)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
     dot: Optional[Path] = typer.Option(None, "--dot", help="Write the partitioned graph as Graphviz DOT ('-' for stdout)."),
 ) -> None:
@@ -45,6 +49,7 @@ def map_cmd(
         packets=packets,
         seed=seed,
         offered_gbps=offered,
+        packet_bytes=packet_bytes,
         dot=dot is not None,
     )
     if dot is not None:
@@ -64,7 +69,7 @@ def map_cmd(
         mark = " *" if k["binding"] else ""
         t.add_row(
             f"{k['task']}{mark}",
-            ", ".join(k["ppfs"]),
+            escape(", ".join(k["ppfs"])),
             k["processor"],
             str(k["duplication"]),
             str(k["engines"]),
@@ -78,7 +83,7 @@ def map_cmd(
     )
     if res.get("offered_gbps") is not None:
         console.print(f"forwarding {res['forwarding_gbps']:.3f} of {res['offered_gbps']:.3f} Gb/s offered")
-    console.print(f"binding: {res['binding']}")
+    console.print(f"binding: {escape(res['binding'])}")
 
 
 def register(app: typer.Typer) -> None:

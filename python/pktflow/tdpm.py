@@ -34,13 +34,15 @@ def map_app(
     seed: int = 1,
     offered_gbps: Optional[float] = None,
     critical_threshold: Optional[float] = None,
+    packet_bytes: Optional[float] = None,
     dot: bool = False,
 ) -> dict[str, Any]:
     """Partition and map ``app`` (built-in name, Click file, or PPF graph ``.toml``/``.json``).
 
     Returns the report: ``tasks`` (PPFs, processor, duplication, engines, cost terms),
     ``packets_per_second`` and ``gbps`` predicted by the cost model, ``binding`` (the constraint
-    that sets the rate) and, with ``dot=True``, a Graphviz drawing under ``dot``.
+    that sets the rate; ``packet_bytes`` sets the packet size of the Gb/s figures) and, with
+    ``dot=True``, a Graphviz drawing under ``dot``.
     """
     req: dict[str, Any] = {
         "app": str(app),
@@ -54,6 +56,8 @@ def map_app(
         req["engines"] = int(engines)
     if offered_gbps is not None:
         req["offered_gbps"] = float(offered_gbps)
+    if packet_bytes is not None:
+        req["packet_bytes"] = float(packet_bytes)
     if critical_threshold is not None:
         req["critical_threshold"] = float(critical_threshold)
     return json.loads(_core.tdpm_map(json.dumps(req)))

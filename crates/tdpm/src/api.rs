@@ -32,6 +32,10 @@ pub struct Request {
     pub offered_gbps: Option<f64>,
     #[serde(default)]
     pub critical_threshold: Option<f64>,
+    /// Bytes per packet for the Gb/s figures (default: the graph's, i.e. the mean wire size of
+    /// the functional run for Click apps; the paper's setting is 64).
+    #[serde(default)]
+    pub packet_bytes: Option<f64>,
     #[serde(default)]
     pub dot: bool,
     /// Where the functional run writes its outputs (default: a temporary folder).
@@ -98,7 +102,15 @@ pub fn map_json(request: &str) -> Result<String, TdpmError> {
     } else {
         Machine::from_arch(np, engines)?
     };
-    let g = load_graph(&r.app, np, r.packets, r.seed, r.out_dir.as_deref())?;
+    let mut g = load_graph(&r.app, np, r.packets, r.seed, r.out_dir.as_deref())?;
+    if let Some(b) = r.packet_bytes {
+        if !(b.is_finite() && b > 0.0) {
+            return Err(TdpmError::Request(format!(
+                "packet bytes must be positive (got {b})"
+            )));
+        }
+        g.packet_bytes = b;
+    }
     let model = Model::new(&g, machine)?;
     let mut opts = Options::default();
     if let Some(t) = r.critical_threshold {

@@ -31,6 +31,18 @@ impl GenParams {
             lock: 0.2,
         }
     }
+    /// Small instances shaped like the Click benchmarks: element-sized code (50-600
+    /// instructions, so the control store rarely binds) and fewer locks.
+    pub fn element_like(ppfs: usize, seed: u64) -> GenParams {
+        GenParams {
+            ppfs,
+            seed,
+            branch: 0.35,
+            exception: 0.7,
+            code: (50, 600),
+            lock: 0.1,
+        }
+    }
     /// Large instances (runtime growth): smaller PPFs, as in a fine-grained program.
     pub fn large(ppfs: usize, seed: u64) -> GenParams {
         GenParams {

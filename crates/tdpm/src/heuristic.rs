@@ -303,32 +303,33 @@ impl<'m, 'g> State<'m, 'g> {
         s.comp + s.mem + s.comm + s.lock_ar + s.lock_cs * (threads - 1.0).max(0.0) / 2.0
     }
 
-    /// Final assignment (and the assignment every throughput check evaluates): critical tasks
-    /// that fit the control store get one ME each in descending order of utilization while MEs
-    /// remain (the rest run on the XScale); then each free ME goes to the ME task with the
-    /// largest utilization per ME while that lowers it (duplication). Returns the tasks with
-    /// their d (0 = XScale) and the copies c (common factor of the d's).
-    pub fn assignment(&self) -> (Vec<Task>, u32) {
-        let n = self.model.m.engines;
-        let mut ids: Vec<usize> = (0..self.alive.len()).filter(|&t| self.alive[t]).collect();
-        let mut me: Vec<usize> = ids
-            .iter()
-            .copied()
-            .filter(|&t| self.crit[t] && self.fits(t))
-            .collect();
-        me.sort_by(|&x, &y| {
-            self.work_on(y, 1)
-                .total_cmp(&self.work_on(x, 1))
-                .then(x.cmp(&y))
-        });
-        me.truncate(n as usize);
+    /// Work of task `t` per input packet on the XScale (single thread).
+    fn work_x(&self, t: usize) -> f64 {
+        let s = &self.st[t];
+        self.comp_x[t] + s.mem + s.comm + s.lock_ar
+    }
+
+    /// MEs for the `k` heaviest of `me` (sorted by utilization, descending): one each, then
+    /// each free ME to the task with the largest utilization per ME while that lowers it.
+    /// Returns the MEs per task and the rate this gives (ME bound and XScale bound, each
+    /// task's locks counted as its own).
+    fn allocate(&self, me: &[usize], k: usize, x_rest: f64) -> (Vec<u32>, f64) {
+        let m = &self.model.m;
+        let n = m.engines;
         let mut on_me = vec![0u32; self.alive.len()];
         let mut heap: BinaryHeap<(OrdF64, std::cmp::Reverse<usize>)> = BinaryHeap::new();
-        for &t in &me {
+        // Non-critical tasks on an ME are not duplicated (seed 001 section 4.4: "Grouping and
+        // duplication for non-critical tasks is skipped").
+        let mut floor = 0.0f64;
+        for &t in &me[..k] {
             on_me[t] = 1;
-            heap.push((OrdF64(self.work_on(t, 1)), std::cmp::Reverse(t)));
+            if self.crit[t] {
+                heap.push((OrdF64(self.work_on(t, 1)), std::cmp::Reverse(t)));
+            } else {
+                floor = floor.max(self.work_on(t, 1));
+            }
         }
-        let mut used = me.len() as u32;
+        let mut used = k as u32;
         while used < n {
             let Some((OrdF64(per), std::cmp::Reverse(t))) = heap.pop() else {
                 break;
@@ -336,11 +337,59 @@ impl<'m, 'g> State<'m, 'g> {
             let d = on_me[t] + 1;
             let per2 = self.work_on(t, d) / d as f64;
             if per2 >= per {
+                heap.push((OrdF64(per), std::cmp::Reverse(t)));
                 break; // the slowest task cannot get faster: the other MEs would idle
             }
             on_me[t] = d;
             used += 1;
             heap.push((OrdF64(per2), std::cmp::Reverse(t)));
+        }
+        let worst = heap.peek().map_or(0.0, |(OrdF64(w), _)| *w).max(floor);
+        let me_h = if worst > 0.0 {
+            m.threads as f64 / worst * m.me_hz
+        } else {
+            f64::INFINITY
+        };
+        let x: f64 = x_rest + me[k..].iter().map(|&t| self.work_x(t)).sum::<f64>();
+        let x_h = if x > 0.0 { m.me_hz / x } else { f64::INFINITY };
+        (on_me, me_h.min(x_h))
+    }
+
+    /// Final assignment (and the assignment every throughput check evaluates): tasks that fit
+    /// the control store get one ME each while MEs remain, critical tasks first, each group in
+    /// descending order of utilization (the rest run on the XScale); then each free ME goes to
+    /// the critical ME task with the largest utilization per ME while that lowers it
+    /// (duplication). The last ME tasks of that order move to the XScale, one at a time, while
+    /// that frees MEs that raise the rate (so non-critical tasks normally end on the XScale). Returns
+    /// the tasks with their d (0 = XScale) and the copies c (common factor of the d's).
+    pub fn assignment(&self) -> (Vec<Task>, u32) {
+        let n = self.model.m.engines;
+        let mut ids: Vec<usize> = (0..self.alive.len()).filter(|&t| self.alive[t]).collect();
+        // "tasks are sorted according to their computed utilization factors. We then map tasks
+        // to MEs and the XScale core in a descending order": critical tasks first, then the
+        // non-critical ones, each group by utilization.
+        let mut me: Vec<usize> = ids.iter().copied().filter(|&t| self.fits(t)).collect();
+        me.sort_by(|&x, &y| {
+            self.crit[y]
+                .cmp(&self.crit[x])
+                .then(self.work_on(y, 1).total_cmp(&self.work_on(x, 1)))
+                .then(x.cmp(&y))
+        });
+        let x_rest: f64 = ids
+            .iter()
+            .filter(|&&t| !self.fits(t))
+            .map(|&t| self.work_x(t))
+            .sum();
+        let k0 = me.len().min(n as usize);
+        let (mut on_me, mut best) = self.allocate(&me, k0, x_rest);
+        for k in (1..k0).rev() {
+            let (o, h) = self.allocate(&me, k, x_rest);
+            if h > best * (1.0 + 1e-12) {
+                on_me = o;
+                best = h;
+            } else {
+                break;
+            }
         }
         // d_i with a common factor are copies of a smaller pipeline.
         let g = on_me
