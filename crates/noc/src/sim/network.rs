@@ -55,7 +55,9 @@ pub enum PacketRouting {
 #[derive(Debug, Clone, Copy, Default)]
 struct Flit {
     pkt: u32,
-    /// bit0 head, bit1 tail
+    /// destination node (copied from the packet so routing does not touch the packet table)
+    dst: u16,
+    /// bit0 head, bit1 tail, bit2 circuit packet
     flags: u8,
     /// cycle from which the flit is visible in this buffer
     arrive: u32,
@@ -558,7 +560,8 @@ impl Network {
                 );
                 self.buf[i * self.depth + pos] = Flit {
                     pkt: pid,
-                    flags,
+                    dst: p.dst as u16,
+                    flags: flags | if p.circuit != NONE32 { 4 } else { 0 },
                     arrive: arrive as u32,
                 };
                 self.vcs[i].len += 1;
@@ -648,8 +651,8 @@ impl Network {
                 if f.flags & 1 == 0 || (f.arrive as u64) > t {
                     continue;
                 }
-                let c = self.pkts[f.pkt as usize].circuit;
-                if c != NONE32 {
+                if f.flags & 4 != 0 {
+                    let c = self.pkts[f.pkt as usize].circuit;
                     // a circuit packet at the source: bind the local VC to the circuit
                     self.vcs[i].state = ACTIVE;
                     self.vcs[i].ready = t;
@@ -667,7 +670,7 @@ impl Network {
                 continue;
             }
             // stage 1: this input VC picks one free output VC
-            let dst = self.pkts[f.pkt as usize].dst as usize;
+            let dst = f.dst as usize;
             let pick = self.pick_out_vc(node, dst, i);
             if pick != NONE8 {
                 reqs.push((lv as u8, pick));
