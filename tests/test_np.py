@@ -87,8 +87,18 @@ def test_greedy_mapper_is_no_worse_than_round_robin_on_measured_loads():
 def test_unknown_mapper_is_a_clear_error():
     with pytest.raises(PktflowError, match="unknown mapper 'best'"):
         api.maxrate("router", mapper="best", **SMALL)
-    r = CliRunner().invoke(app, ["maxrate", "--mapper", "anneal"])
+    r = CliRunner().invoke(app, ["maxrate", "--mapper", "simulated"])
     assert r.exit_code != 0
+
+
+def test_anneal_mapper_is_checked_by_the_full_simulator():
+    m = api.maxrate("router", replication="global", mapper="anneal", packets=600, pes=8)
+    a = m["mapping"]["mapper"]["anneal"]
+    assert a["coarse_cycles_annealed"] <= a["coarse_cycles_base"] + 1e-9
+    best = max(a["packets_per_second_base"], a["packets_per_second_annealed"] or 0.0)
+    # The mapper keeps whichever mapping the full simulator rates higher.
+    assert m["packets_per_second"] == pytest.approx(best)
+    assert a["kept"] == (a["packets_per_second_annealed"] is not None and m["packets_per_second"] > a["packets_per_second_base"])
 
 
 def test_parse_pes_ranges_and_errors():

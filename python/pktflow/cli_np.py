@@ -84,7 +84,7 @@ def _print_report(r: dict) -> None:
         console.print(f"NP drop: {escape(k)}: {n}")
 
 
-MAPPER_HELP = "Task mapper (seed 000 section 3.1): round-robin, greedy or greedy+replicate."
+MAPPER_HELP = "Task mapper (seed 000 section 3.1): round-robin, greedy, greedy+replicate or anneal."
 
 
 def _check_mapper(mapper: str) -> str:

@@ -12,7 +12,7 @@ from typing import Callable, List, Optional, Sequence, Union
 from pktflow import PktflowError, _core
 
 REPLICATIONS = ("none", "pe", "subset", "global")
-MAPPERS = ("round-robin", "greedy", "greedy+replicate")
+MAPPERS = ("round-robin", "greedy", "greedy+replicate", "anneal")
 
 
 def _request(

@@ -2,8 +2,8 @@
 //! functional run streams its traces into the simulator.
 use crate::config::{Mapping, Replication, SimConfig, TaskMap};
 use crate::mapper::{
-    greedy_assign, mapping_from, pe_loads, replicate, round_robin_assign, MapperKind, MapperLog,
-    ReplicateConfig,
+    anneal, greedy_assign, mapping_from, pe_loads, replicate, round_robin_assign, AnnealConfig,
+    AnnealLog, CoarseModel, MapperKind, MapperLog, Profile, ReplicateConfig,
 };
 use crate::maxrate::{max_rate, MaxRate, MaxRateConfig};
 use crate::stats::SimReport;
@@ -160,13 +160,9 @@ impl Prepared {
     }
 
     /// Section 3.1 step 1: every task on a PE of its own (all of that PE's contexts), one run
-    /// at `inter_arrival_cycles`; returns each task's compute cycles per packet (its busy
-    /// cycles over the packets the NP did not drop).
-    pub fn measure_weights(
-        &self,
-        cfg: &SimConfig,
-        inter_arrival_cycles: f64,
-    ) -> Result<Vec<f64>, String> {
+    /// at `inter_arrival_cycles`; per task, compute and context-holding cycles per packet not
+    /// dropped by the NP, and the most-held lock's holding cycles per packet.
+    pub fn measure(&self, cfg: &SimConfig, inter_arrival_cycles: f64) -> Result<Profile, String> {
         let n = self.names.len();
         let m = Mapping {
             tasks: vec![
@@ -187,11 +183,17 @@ impl Prepared {
         let r = crate::simulate(&self.arch, pes, &inf, self.names.clone(), &c, &mut run)?;
         let np_drops: u64 = r.dropped_by_np.values().sum();
         let packets = r.injected.saturating_sub(np_drops).max(1) as f64;
-        let mut w = vec![0.0; n];
+        let mut p = Profile {
+            weights: vec![0.0; n],
+            occupancy: vec![0.0; n],
+            lock_cycles_per_packet: r.locks.first().map_or(0.0, |l| l.held) * r.cycles as f64
+                / packets,
+        };
         for t in &r.tasks {
-            w[t.task as usize] = t.busy_cycles as f64 / packets;
+            p.weights[t.task as usize] = t.busy_cycles as f64 / packets;
+            p.occupancy[t.task as usize] = t.occupancy_cycles as f64 / packets;
         }
-        Ok(w)
+        Ok(p)
     }
 
     /// Replace the round-robin mapping by the one the spec's mapper finds (section 3.1 steps
@@ -200,7 +202,7 @@ impl Prepared {
     /// (its last search), so the caller need not search again.
     pub fn apply_mapper(
         &mut self,
-        weights: Option<&[f64]>,
+        profile: Option<&Profile>,
         cfg: &SimConfig,
         m: &MaxRateConfig,
     ) -> Result<(MapperLog, Option<MaxRate>), String> {
@@ -213,17 +215,19 @@ impl Prepared {
             ..Default::default()
         };
         if kind == MapperKind::RoundRobin {
-            if let Some(w) = weights {
+            if let Some(p) = profile {
+                let w = &p.weights;
                 log.weights = w.to_vec();
                 log.max_pe_load = max_load(&pe_loads(&rr, w, self.pes));
                 log.round_robin_max_pe_load = log.max_pe_load;
             }
             return Ok((log, None));
         }
-        let w = match weights {
-            Some(w) => w.to_vec(),
-            None => self.measure_weights(cfg, m.start_cycles)?,
+        let prof = match profile {
+            Some(p) => p.clone(),
+            None => self.measure(cfg, m.start_cycles)?,
         };
+        let w = prof.weights.clone();
         let home = greedy_assign(&w, &self.iface, self.pes, ifp);
         log.max_pe_load = max_load(&pe_loads(&home, &w, self.pes));
         log.round_robin_max_pe_load = max_load(&pe_loads(&rr, &w, self.pes));
@@ -267,8 +271,81 @@ impl Prepared {
                 Ok(r)
             },
         )?;
-        self.mapping = mapping;
-        Ok((log, Some(best)))
+        if kind != MapperKind::Anneal {
+            self.mapping = mapping;
+            return Ok((log, Some(best)));
+        }
+        // Step 4: anneal from the base mapping under the coarse model, check with a full search.
+        let model = CoarseModel {
+            weights: prof.weights.clone(),
+            occupancy: prof.occupancy.clone(),
+            contexts: self.arch.np.hardware_contexts_per_pe as f64,
+            lock_cycles_per_packet: prof.lock_cycles_per_packet,
+        };
+        let base_repl: Vec<bool> = mapping
+            .tasks
+            .iter()
+            .map(|t| t.max_concurrent == u32::MAX)
+            .collect();
+        let ac = AnnealConfig {
+            seed: cfg.seed,
+            ..Default::default()
+        };
+        let (a_home, a_repl) = anneal(
+            &model,
+            &home,
+            &base_repl,
+            &self.iface,
+            self.pes,
+            ifp,
+            rep,
+            self.spec.subset_size,
+            &ac,
+        );
+        let cand = mapping_from(
+            &a_home,
+            &self.iface,
+            &a_repl,
+            self.pes,
+            ifp,
+            rep,
+            self.spec.subset_size,
+        );
+        let mut a = AnnealLog {
+            coarse_cycles_base: model.cycles_per_packet(&mapping, self.pes),
+            coarse_cycles_annealed: model.cycles_per_packet(&cand, self.pes),
+            packets_per_second_base: best.packets_per_second,
+            packets_per_second_annealed: None,
+            kept: false,
+        };
+        if cand == mapping {
+            log.anneal = Some(a);
+            self.mapping = mapping;
+            return Ok((log, Some(best)));
+        }
+        let mc = MaxRateConfig {
+            start_cycles: best.inter_arrival_cycles,
+            ..m.clone()
+        };
+        let r = self.max_rate_mapping(&cand, cfg, &mc)?;
+        log.searches += 1;
+        a.packets_per_second_annealed = Some(r.packets_per_second);
+        if r.packets_per_second > best.packets_per_second {
+            a.kept = true;
+            log.home = a_home;
+            log.replicated = (0..a_repl.len())
+                .filter(|&t| a_repl[t])
+                .map(|t| self.names[t].clone())
+                .collect();
+            log.max_pe_load = max_load(&pe_loads(&log.home, &prof.weights, self.pes));
+            log.anneal = Some(a);
+            self.mapping = cand;
+            Ok((log, Some(r)))
+        } else {
+            log.anneal = Some(a);
+            self.mapping = mapping;
+            Ok((log, Some(best)))
+        }
     }
 
     /// Bottleneck finding (seed 000 section 5): maximum rates with resources idealized on top

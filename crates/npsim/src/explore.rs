@@ -132,7 +132,7 @@ fn point(
     spec: &AppSpec,
     pes: u32,
     rep: Replication,
-    weights: &[f64],
+    prof: &crate::mapper::Profile,
     cfg: &SimConfig,
     m: &MaxRateConfig,
     e: &ExploreConfig,
@@ -145,7 +145,7 @@ fn point(
         ..spec.clone()
     };
     let mut p = Prepared::new(&s)?;
-    let (log, best) = p.apply_mapper(Some(weights), cfg, m)?;
+    let (log, best) = p.apply_mapper(Some(prof), cfg, m)?;
     let mut searches = log.searches;
     let r = match best {
         Some(r) => r,
@@ -234,7 +234,7 @@ pub fn explore(
     let total = e.pes.len() * e.replications.len() + 1 + usize::from(!base_in_sweep);
     progress(0, total, "step 1: one task per PE, unlimited PEs");
     let p0 = Prepared::new(spec)?;
-    let weights = p0.measure_weights(cfg, m.start_cycles)?;
+    let prof = p0.measure(cfg, m.start_cycles)?;
     let mut done = 1;
     let mut points = Vec::new();
     let mut base = None;
@@ -248,7 +248,7 @@ pub fn explore(
             spec,
             e.baseline_pes,
             Replication::None,
-            &weights,
+            &prof,
             cfg,
             m,
             e,
@@ -261,7 +261,7 @@ pub fn explore(
         for &rep in &e.replications {
             let label = format!("{n} PEs, {}", rep_name(rep));
             progress(done, total, &label);
-            let pt = point(spec, n, rep, &weights, cfg, m, e, e.bottleneck)?;
+            let pt = point(spec, n, rep, &prof, cfg, m, e, e.bottleneck)?;
             if n == e.baseline_pes && rep == Replication::None {
                 base = Some(pt.packets_per_second);
             }
@@ -280,7 +280,12 @@ pub fn explore(
         mapper: spec.mapper.clone(),
         baseline_pes: e.baseline_pes,
         baseline_packets_per_second: base,
-        weights: p0.names.iter().cloned().zip(weights).collect(),
+        weights: p0
+            .names
+            .iter()
+            .cloned()
+            .zip(prof.weights.iter().copied())
+            .collect(),
         points,
         wall_seconds: t0.elapsed().as_secs_f64(),
     })

@@ -7,8 +7,9 @@
 //!
 //! Mappers by name ([`MapperKind`]): `round-robin` ([`Mapping::default_for`], the stand-in),
 //! `greedy` (steps 1 and 2, every task replicated within the scope as the round-robin mapping
-//! does) and `greedy+replicate` (steps 1 to 3: start unreplicated and replicate one task at a
-//! time while the maximum rate rises). The pure parts ([`greedy_assign`],
+//! does), `greedy+replicate` (steps 1 to 3: start unreplicated and replicate one task at a
+//! time while the maximum rate rises) and `anneal` (step 4: simulated annealing from the
+//! greedy+replicate mapping under a coarse model, [`CoarseModel`], checked by a full search). The pure parts ([`greedy_assign`],
 //! [`round_robin_assign`], [`pe_loads`], [`mapping_from`]) take the measured loads and are
 //! tested on their own; [`Mapper`] drives them with simulations.
 use crate::config::{Mapping, Replication, TaskMap};
@@ -21,23 +22,18 @@ pub enum MapperKind {
     RoundRobin,
     Greedy,
     GreedyReplicate,
+    Anneal,
 }
 
 impl MapperKind {
-    pub const NAMES: [&'static str; 3] = ["round-robin", "greedy", "greedy+replicate"];
+    pub const NAMES: [&'static str; 4] = ["round-robin", "greedy", "greedy+replicate", "anneal"];
 
     pub fn parse(s: &str) -> Result<MapperKind, String> {
         Ok(match s {
             "round-robin" | "rr" => MapperKind::RoundRobin,
             "greedy" => MapperKind::Greedy,
             "greedy+replicate" | "replicate" => MapperKind::GreedyReplicate,
-            "anneal" => {
-                return Err(
-                    "mapper 'anneal' (section 3.1 step 4) is not implemented yet; use \
-                     round-robin, greedy or greedy+replicate"
-                        .into(),
-                )
-            }
+            "anneal" => MapperKind::Anneal,
             _ => {
                 return Err(format!(
                     "unknown mapper '{s}' (expected {})",
@@ -52,6 +48,7 @@ impl MapperKind {
             MapperKind::RoundRobin => "round-robin",
             MapperKind::Greedy => "greedy",
             MapperKind::GreedyReplicate => "greedy+replicate",
+            MapperKind::Anneal => "anneal",
         }
     }
 }
@@ -279,6 +276,186 @@ pub struct MapperLog {
     pub replicated: Vec<String>,
     /// Maximum-rate searches the mapper ran.
     pub searches: u32,
+    /// Step 4 (mapper `anneal`).
+    pub anneal: Option<AnnealLog>,
+}
+
+/// Step 4: the base mapping (greedy+replicate) against the annealed one.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnnealLog {
+    /// Coarse model's cycles per packet.
+    pub coarse_cycles_base: f64,
+    pub coarse_cycles_annealed: f64,
+    /// Full simulator's maximum rates (None: the annealed mapping is the base one).
+    pub packets_per_second_base: f64,
+    pub packets_per_second_annealed: Option<f64>,
+    /// The annealed mapping was better in the full simulator and replaced the base.
+    pub kept: bool,
+}
+
+/// Step 1's measurement (every task on a PE of its own).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Profile {
+    /// Compute cycles per packet of every task.
+    pub weights: Vec<f64>,
+    /// Context-holding cycles per packet of every task (compute, memory and lock waits).
+    pub occupancy: Vec<f64>,
+    /// The most-held lock's holding cycles per packet.
+    pub lock_cycles_per_packet: f64,
+}
+
+/// The coarse model of step 4: the cycles per packet a mapping needs at best, the largest of
+/// - every PE's compute load (a replicated task's weight split evenly over its PEs);
+/// - every PE's context load (occupancy) over its hardware contexts;
+/// - every task with a bounded number of concurrent instances: its occupancy over that number;
+/// - the most-held lock's holding time (the same for every mapping).
+///
+/// It drops buses, memories and their queues, queueing delays, context switches, lock waits
+/// that grow with contention, and locality; see docs/npsim.md for how its ranking compares.
+#[derive(Clone, Debug)]
+pub struct CoarseModel {
+    pub weights: Vec<f64>,
+    pub occupancy: Vec<f64>,
+    pub contexts: f64,
+    pub lock_cycles_per_packet: f64,
+}
+
+impl CoarseModel {
+    pub fn cycles_per_packet(&self, m: &Mapping, pe_count: u32) -> f64 {
+        let mut comp = vec![0.0; pe_count as usize];
+        let mut occ = vec![0.0; pe_count as usize];
+        let mut bound = self.lock_cycles_per_packet;
+        for (t, tm) in m.tasks.iter().enumerate() {
+            let k = tm.pes.len().max(1) as f64;
+            for &p in &tm.pes {
+                comp[p as usize] += self.weights[t] / k;
+                occ[p as usize] += self.occupancy[t] / k;
+            }
+            if tm.max_concurrent != u32::MAX {
+                bound = bound.max(self.occupancy[t] / tm.max_concurrent as f64);
+            }
+        }
+        let c = self.contexts.max(1.0);
+        comp.iter()
+            .zip(&occ)
+            .fold(bound, |b, (&x, &o)| b.max(x).max(o / c))
+    }
+}
+
+/// Simulated annealing of step 4.
+#[derive(Clone, Debug)]
+pub struct AnnealConfig {
+    pub iterations: u32,
+    /// Initial temperature as a share of the starting cost.
+    pub t0: f64,
+    /// Final temperature as a share of the initial one.
+    pub t_end: f64,
+    /// Cost of every replicated task as a share of the starting cost (prefers fewer replicas,
+    /// standing in for the locality the model drops).
+    pub replica_cost: f64,
+    pub seed: u64,
+}
+
+impl Default for AnnealConfig {
+    fn default() -> Self {
+        AnnealConfig {
+            iterations: 20_000,
+            t0: 0.05,
+            t_end: 1e-3,
+            replica_cost: 1e-3,
+            seed: 1,
+        }
+    }
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        // splitmix64
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Step 4: simulated annealing over home PEs and the set of replicated tasks under the coarse
+/// model, from (`home`, `replicated`). Moves: a processing task to another processing PE, two
+/// processing tasks swapping PEs, a task's replication switched (not under `none`). Returns the
+/// best state seen (the start when nothing is better).
+#[allow(clippy::too_many_arguments)]
+pub fn anneal(
+    model: &CoarseModel,
+    home: &[u32],
+    replicated: &[bool],
+    iface: &[bool],
+    pe_count: u32,
+    interface_pes: u32,
+    rep: Replication,
+    subset_size: u32,
+    cfg: &AnnealConfig,
+) -> (Vec<u32>, Vec<bool>) {
+    let (_, proc) = pe_split(pe_count, interface_pes);
+    let movable: Vec<usize> = (0..home.len()).filter(|&t| !iface[t]).collect();
+    let cost = |h: &[u32], r: &[bool], scale: f64| {
+        let m = mapping_from(h, iface, r, pe_count, interface_pes, rep, subset_size);
+        model.cycles_per_packet(&m, pe_count)
+            + cfg.replica_cost * scale * r.iter().filter(|&&x| x).count() as f64
+    };
+    let mut h = home.to_vec();
+    let mut r = replicated.to_vec();
+    let scale = model.cycles_per_packet(
+        &mapping_from(&h, iface, &r, pe_count, interface_pes, rep, subset_size),
+        pe_count,
+    );
+    if scale <= 0.0 || home.is_empty() {
+        return (h, r);
+    }
+    let mut c = cost(&h, &r, scale);
+    let (mut best_h, mut best_r, mut best_c) = (h.clone(), r.clone(), c);
+    let mut rng = Rng(cfg.seed ^ 0x5eed);
+    let n = cfg.iterations.max(1);
+    for i in 0..n {
+        let temp = cfg.t0 * scale * cfg.t_end.powf(i as f64 / n as f64);
+        let (mut h2, mut r2) = (h.clone(), r.clone());
+        let kind = rng.below(if rep == Replication::None { 2 } else { 3 });
+        match kind {
+            0 if !movable.is_empty() && proc.len() > 1 => {
+                let t = movable[rng.below(movable.len())];
+                h2[t] = proc[rng.below(proc.len())];
+            }
+            1 if movable.len() > 1 => {
+                let a = movable[rng.below(movable.len())];
+                let b = movable[rng.below(movable.len())];
+                h2.swap(a, b);
+            }
+            2 => {
+                let t = rng.below(r2.len());
+                r2[t] = !r2[t];
+            }
+            _ => continue,
+        }
+        let c2 = cost(&h2, &r2, scale);
+        if c2 <= c || rng.unit() < ((c - c2) / temp).exp() {
+            h = h2;
+            r = r2;
+            c = c2;
+            if c < best_c - 1e-12 {
+                best_c = c;
+                best_h = h.clone();
+                best_r = r.clone();
+            }
+        }
+    }
+    (best_h, best_r)
 }
 
 /// One replication tried (step 3).
@@ -420,6 +597,52 @@ mod tests {
     }
 
     #[test]
+    fn coarse_model_and_annealing() {
+        // Task 1 is heavy and serial: unreplicated it needs 400 cycles per packet.
+        let model = CoarseModel {
+            weights: vec![5.0, 100.0, 5.0, 50.0],
+            occupancy: vec![10.0, 400.0, 10.0, 60.0],
+            contexts: 8.0,
+            lock_cycles_per_packet: 20.0,
+        };
+        let iface = [true, false, false, false];
+        let home = [0, 1, 1, 1];
+        let none = [false; 4];
+        let m = mapping_from(&home, &iface, &none, 4, 1, Replication::Global, 2);
+        assert_eq!(model.cycles_per_packet(&m, 4), 400.0);
+        let (h, r) = anneal(
+            &model,
+            &home,
+            &none,
+            &iface,
+            4,
+            1,
+            Replication::Global,
+            2,
+            &AnnealConfig::default(),
+        );
+        let a = mapping_from(&h, &iface, &r, 4, 1, Replication::Global, 2);
+        // Replicating task 1 over the 3 processing PEs and spreading the others: well below.
+        assert!(r[1], "{r:?}");
+        let c = model.cycles_per_packet(&a, 4);
+        assert!(c < 80.0, "{c}");
+        assert!(c >= 20.0);
+        // No replication allowed: annealing only moves homes; task 1's 400 cycles stay.
+        let (_, r) = anneal(
+            &model,
+            &home,
+            &none,
+            &iface,
+            4,
+            1,
+            Replication::None,
+            2,
+            &AnnealConfig::default(),
+        );
+        assert_eq!(r, none);
+    }
+
+    #[test]
     fn scopes_place_replicas_as_documented() {
         let iface = [true, false, false];
         let assign = [0, 3, 5];
@@ -477,9 +700,7 @@ mod tests {
             3,
         );
         assert!(n.tasks.iter().all(|t| t.max_concurrent == 1));
-        assert!(MapperKind::parse("anneal")
-            .unwrap_err()
-            .contains("not implemented"));
+        assert_eq!(MapperKind::parse("anneal").unwrap(), MapperKind::Anneal);
         assert!(MapperKind::parse("best")
             .unwrap_err()
             .contains("greedy+replicate"));

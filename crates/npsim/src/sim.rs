@@ -69,6 +69,7 @@ struct Ctx {
     writes: u32,
     lock: u32,
     drain: bool,
+    start: u64,
 }
 
 struct Pe {
@@ -97,6 +98,7 @@ struct Task {
     max_len: u64,
     drops: u64,
     busy: u64,
+    occ: u64,
 }
 
 struct Lock {
@@ -388,6 +390,7 @@ impl Sim {
                 writes: 0,
                 lock: NONE,
                 drain: false,
+                start: 0,
             })
             .collect();
         let total_ctx = (pe_count * nctx) as usize;
@@ -412,6 +415,7 @@ impl Sim {
                     max_len: 0,
                     drops: 0,
                     busy: 0,
+                    occ: 0,
                 }
             })
             .collect();
@@ -748,6 +752,7 @@ impl Sim {
         ctx.slot = s;
         ctx.task = t;
         ctx.op = op;
+        ctx.start = now;
         self.make_ready(c);
     }
 
@@ -985,7 +990,9 @@ impl Sim {
         let (s, t) = (ctx.slot, ctx.task);
         ctx.slot = NONE;
         ctx.task = NONE;
+        let held = self.now - ctx.start;
         self.tasks[t as usize].running -= 1;
+        self.tasks[t as usize].occ += held;
         let slot = &mut self.slots[s as usize];
         slot.visit += 1;
         if (slot.visit as usize) < slot.vtask.len() {
@@ -1325,6 +1332,7 @@ impl Sim {
                 max_lock_held: lock_by_task[i].1 as f64 / total,
                 dropped: t.drops,
                 busy_cycles: t.busy,
+                occupancy_cycles: t.occ,
             })
             .collect();
         let mut np_drops = BTreeMap::new();

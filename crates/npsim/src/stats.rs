@@ -129,6 +129,9 @@ pub struct TaskStats {
     /// Cycles its instances spent computing (instructions), over the whole run: the task's
     /// processing load, which the greedy mapper (seed 000 section 3.1 step 2) balances.
     pub busy_cycles: u64,
+    /// Cycles its instances held a context (from dispatch to the end: compute, memory and lock
+    /// waits), over the whole run.
+    pub occupancy_cycles: u64,
 }
 
 /// One lock (a group of shared locations, seed 000 section 2.4).
