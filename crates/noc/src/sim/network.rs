@@ -373,7 +373,7 @@ impl Network {
     pub fn step(&mut self) {
         let t = self.now;
         self.deliver_links(t);
-        self.deliver_credits(t);
+        self.deliver_credits();
         self.inject(t);
         for node in 0..self.mesh.nodes() {
             if self.pend[node] | self.act[node] != 0 {
@@ -445,7 +445,7 @@ impl Network {
         }
     }
 
-    fn deliver_credits(&mut self, t: u64) {
+    fn deliver_credits(&mut self) {
         let slot = self.cslot;
         let mut ev = std::mem::take(&mut self.credit_events[slot]);
         for &(ci, ip_index) in &ev {
