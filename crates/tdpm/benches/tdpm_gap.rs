@@ -32,7 +32,7 @@ fn one(seeds: u64, make: fn(usize, u64) -> gen::GenParams) {
     let mappers = ["tdpm", "tdpm-s", "comm", "res", "base"];
     let mut gaps: Vec<Vec<f64>> = vec![Vec::new(); mappers.len()];
     let mut worst_case = vec![(0.0f64, String::new()); mappers.len()];
-    let mut by_n = vec![(0u32, 0u32, 0.0f64); 7]; // tdpm: instances, optimal, gap sum
+    let mut by_n = [(0u32, 0u32, 0.0f64); 7]; // tdpm: instances, optimal, gap sum
     let t0 = std::time::Instant::now();
     for m in 4..=8usize {
         for seed in 0..seeds {

@@ -169,7 +169,7 @@ pub fn comm(model: &Model) -> Result<Plan, TdpmError> {
         };
         tasks.push(Task { ppfs: v, dup });
     }
-    let copies = if used > 0 { (n / used) as u32 } else { 1 };
+    let copies = n.checked_div(used).map_or(1, |c| c as u32);
     plan(model, "comm", Mapping { tasks, copies }, crit, steps)
 }
 

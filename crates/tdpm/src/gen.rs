@@ -56,6 +56,7 @@ impl GenParams {
     }
 }
 
+#[allow(clippy::needless_range_loop)] // indices name PPFs in several arrays
 pub fn generate(p: &GenParams) -> PpfGraph {
     let m = p.ppfs.max(1);
     let mut rng = ChaCha8Rng::seed_from_u64(p.seed ^ 0x7d9a_11c3);

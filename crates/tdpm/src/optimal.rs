@@ -333,6 +333,7 @@ impl Search<'_, '_> {
             return None;
         }
         let mut tasks = base.to_vec();
+        #[allow(clippy::too_many_arguments)]
         fn rec(
             s: &Search,
             k: usize,
