@@ -780,6 +780,7 @@ impl Network {
     /// switch traversal. The local input port may send up to `node_injection_flits_per_cycle`
     /// flits per cycle (to distinct outputs) and the local output port may take up to
     /// `node_ejection_flits_per_cycle`; every other port moves one flit per cycle.
+    #[allow(clippy::needless_range_loop)]
     fn switch(&mut self, node: usize, t: u64) {
         let act = self.act[node];
         if act == 0 {

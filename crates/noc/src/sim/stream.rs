@@ -79,6 +79,11 @@ impl Fabric for Network {
     }
 }
 
+/// A packet waiting at an ideal-network source: (created, dst, flits, tag, flits sent).
+type Waiting = (u64, u32, u32, u64, u32);
+/// A flit in flight in the ideal network: (visible cycle, src, created, flits, tag, last flit).
+type InFlight = (u64, u32, u64, u32, u64, bool);
+
 /// The ideal network: a dedicated link of one flit per cycle from every source to every
 /// destination (the stream graph's own topology), at most `node_injection_flits_per_cycle` flits
 /// leaving and `node_ejection_flits_per_cycle` flits entering a node per cycle, and a fixed
@@ -88,10 +93,10 @@ pub struct IdealNet {
     inj: u32,
     ej: u32,
     now: u64,
-    /// per source: packets waiting (created, dst, flits, tag, flits sent)
-    srcq: Vec<VecDeque<(u64, u32, u32, u64, u32)>>,
-    /// per destination: flits in flight (visible cycle, src, created, flits, tag, last flit)
-    arr: Vec<VecDeque<(u64, u32, u64, u32, u64, bool)>>,
+    /// per source: packets waiting
+    srcq: Vec<VecDeque<Waiting>>,
+    /// per destination: flits in flight
+    arr: Vec<VecDeque<InFlight>>,
     used: Vec<u32>,
     delivered: Vec<Delivery>,
     injected: u64,
