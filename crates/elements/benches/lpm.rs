@@ -10,8 +10,16 @@ fn main() {
     let t0 = Instant::now();
     let table = RouteTable::load_bundled(16).expect("bundled BGP table (data/bgp)");
     let load = t0.elapsed();
-    let routes: Vec<Route> =
-        table.entries.iter().map(|r| Route { addr: r.prefix, len: r.len, gw: None, port: r.next_hop_port }).collect();
+    let routes: Vec<Route> = table
+        .entries
+        .iter()
+        .map(|r| Route {
+            addr: r.prefix,
+            len: r.len,
+            gw: None,
+            port: r.next_hop_port,
+        })
+        .collect();
     let mut best_build = f64::MAX;
     let mut lpm = None;
     for _ in 0..5 {

@@ -27,7 +27,7 @@
 //! write (+2 bytes when trimming changes the length). Address lists are immediates.
 use crate::conf::{parse_bool, parse_ip, parse_prefix, parse_uint, split_words, Args, InitEnv};
 use crate::cx::Cx;
-use crate::element::{Element, Ports, Processing};
+use crate::element::{Element, Ports};
 use crate::net;
 use crate::registry::ClassInfo;
 use pktflow_traffic::Packet;
@@ -180,12 +180,7 @@ impl CheckIPHeader {
 
 impl Element for CheckIPHeader {
     fn ports(&self) -> Ports {
-        Ports {
-            inputs: (1, 1),
-            outputs: (1, 2),
-            input_processing: Processing::Agnostic,
-            output_processing: Processing::Agnostic,
-        }
+        Ports::agnostic(1, 1).with_outputs(1, 2)
     }
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.read_meta(2);

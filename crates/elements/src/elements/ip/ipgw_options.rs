@@ -25,7 +25,7 @@
 use super::ip_header_offset;
 use crate::conf::{parse_ip, split_words, Args, InitEnv};
 use crate::cx::Cx;
-use crate::element::{Element, Ports, Processing};
+use crate::element::{Element, Ports};
 use crate::net;
 use crate::registry::ClassInfo;
 use pktflow_traffic::Packet;
@@ -198,12 +198,7 @@ pub fn process_options(
 
 impl Element for IPGWOptions {
     fn ports(&self) -> Ports {
-        Ports {
-            inputs: (1, 1),
-            outputs: (1, 2),
-            input_processing: Processing::Push,
-            output_processing: Processing::Push,
-        }
+        Ports::push(1, 1).with_outputs(1, 2)
     }
     fn push(&mut self, _port: usize, mut p: Packet, cx: &mut Cx) {
         cx.instr(4);
