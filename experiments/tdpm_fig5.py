@@ -43,15 +43,26 @@ def main() -> None:
         for key, label in CONFIGS:
             for n in range(1, 7):
                 r = tdpm.map_app(
-                    app, mapper=key, engines=n, packets=a.packets, seed=a.seed,
-                    offered_gbps=OFFERED_GBPS, packet_bytes=64,
+                    app,
+                    mapper=key,
+                    engines=n,
+                    packets=a.packets,
+                    seed=a.seed,
+                    offered_gbps=OFFERED_GBPS,
+                    packet_bytes=64,
                 )
-                rows.append({
-                    "app": app, "config": label, "mes": n,
-                    "predicted_gbps": r["gbps"], "forwarding_gbps": r["forwarding_gbps"],
-                    "me_tasks": sum(1 for t in r["tasks"] if t["processor"] == "me"),
-                    "copies": r["copies"], "binding": r["binding"],
-                })
+                rows.append(
+                    {
+                        "app": app,
+                        "config": label,
+                        "mes": n,
+                        "predicted_gbps": r["gbps"],
+                        "forwarding_gbps": r["forwarding_gbps"],
+                        "me_tasks": sum(1 for t in r["tasks"] if t["processor"] == "me"),
+                        "copies": r["copies"],
+                        "binding": r["binding"],
+                    }
+                )
 
     print(f"Figure 5 (cost model): forwarding rate, Gb/s, 64-byte packets offered at {OFFERED_GBPS} Gb/s")
     for app in APPS:
@@ -66,7 +77,9 @@ def main() -> None:
     for n in range(1, 7):
         cells = []
         for app in APPS:
-            v = next(r["forwarding_gbps"] for r in rows if r["app"] == app and r["config"] == "TDPM-all" and r["mes"] == n)
+            v = next(
+                r["forwarding_gbps"] for r in rows if r["app"] == app and r["config"] == "TDPM-all" and r["mes"] == n
+            )
             pct = min(100.0, 100.0 * v / OC48_GBPS)
             paper = PAPER_TABLE2[app][n - 1] if n <= 4 else None
             cells.append(f"{pct:7.2f}%" + (f" [{paper:6.2f}%]" if paper is not None else " " * 10))
@@ -82,7 +95,7 @@ def main() -> None:
         import matplotlib.pyplot as plt
 
         fig, axes = plt.subplots(1, 3, figsize=(13, 3.8), sharey=True)
-        for ax, app in zip(axes, APPS):
+        for ax, app in zip(axes, APPS, strict=True):
             for _, label in CONFIGS:
                 v = [r["forwarding_gbps"] for r in rows if r["app"] == app and r["config"] == label]
                 ax.plot(range(1, 7), v, marker="o", label=label)

@@ -98,7 +98,9 @@ def test_anneal_mapper_is_checked_by_the_full_simulator():
     best = max(a["packets_per_second_base"], a["packets_per_second_annealed"] or 0.0)
     # The mapper keeps whichever mapping the full simulator rates higher.
     assert m["packets_per_second"] == pytest.approx(best)
-    assert a["kept"] == (a["packets_per_second_annealed"] is not None and m["packets_per_second"] > a["packets_per_second_base"])
+    assert a["kept"] == (
+        a["packets_per_second_annealed"] is not None and m["packets_per_second"] > a["packets_per_second_base"]
+    )
 
 
 def test_parse_pes_ranges_and_errors():
@@ -139,8 +141,22 @@ def test_cli_explore_writes_json_csv_and_png(tmp_path):
     r = CliRunner().invoke(
         app,
         [
-            "explore", "router", "--pes", "4,8", "--replication", "none,pe", "--packets", "600",
-            "--no-bottleneck", "--mapper", "greedy", "--json", "--csv", str(csv_path), "--plot", str(png),
+            "explore",
+            "router",
+            "--pes",
+            "4,8",
+            "--replication",
+            "none,pe",
+            "--packets",
+            "600",
+            "--no-bottleneck",
+            "--mapper",
+            "greedy",
+            "--json",
+            "--csv",
+            str(csv_path),
+            "--plot",
+            str(png),
         ],
     )
     assert r.exit_code == 0, r.output

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from pktflow import PktflowError, tdpm
-
 from conftest import run_cli, run_json
+from pktflow import PktflowError, tdpm
 
 
 def test_every_mapper_on_the_benchmarks_respects_the_engines():
@@ -19,7 +18,9 @@ def test_every_mapper_on_the_benchmarks_respects_the_engines():
             assert r["engines_used"] <= 4
             assert r["gbps"] == pytest.approx(r["packets_per_second"] * r["packet_bytes"] * 8 / 1e9)
             assert sum(len(t["ppfs"]) for t in r["tasks"]) == r["ppfs"]
-        assert tdpm.map_app(app, mapper="tdpm", engines=4, packets=500)["packets_per_second"] > base["packets_per_second"]
+        assert (
+            tdpm.map_app(app, mapper="tdpm", engines=4, packets=500)["packets_per_second"] > base["packets_per_second"]
+        )
 
 
 def test_offered_load_caps_the_forwarding_rate():
@@ -74,12 +75,22 @@ def test_errors_are_clear(tmp_path):
     with pytest.raises(PktflowError, match="cycle"):
         tdpm.map_app("router", packets=100)
     bad = tmp_path / "cyc.json"
-    bad.write_text(json.dumps({
-        "ppf": [{"name": "a", "rate": 1, "instructions": 1, "code_size": 1},
-                {"name": "b", "rate": 1, "instructions": 1, "code_size": 1}],
-        "channel": [{"from": "rx", "to": "a", "rate": 1}, {"from": "a", "to": "b", "rate": 1},
-                    {"from": "b", "to": "a", "rate": 1}, {"from": "b", "to": "tx", "rate": 1}],
-    }))
+    bad.write_text(
+        json.dumps(
+            {
+                "ppf": [
+                    {"name": "a", "rate": 1, "instructions": 1, "code_size": 1},
+                    {"name": "b", "rate": 1, "instructions": 1, "code_size": 1},
+                ],
+                "channel": [
+                    {"from": "rx", "to": "a", "rate": 1},
+                    {"from": "a", "to": "b", "rate": 1},
+                    {"from": "b", "to": "a", "rate": 1},
+                    {"from": "b", "to": "tx", "rate": 1},
+                ],
+            }
+        )
+    )
     with pytest.raises(PktflowError, match="cycle: a -> b -> a"):
         tdpm.map_app(str(bad))
 

@@ -132,7 +132,12 @@ def _explore_plot(doc: dict, path: str) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    labels = {"none": "no transformation", "pe": "rep on PE", "subset": "subset rep", "global": "rep + global task queue"}
+    labels = {
+        "none": "no transformation",
+        "pe": "rep on PE",
+        "subset": "subset rep",
+        "global": "rep + global task queue",
+    }
     for rep in api.REPLICATIONS:
         pts = sorted((p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep)
         if pts:
@@ -317,7 +322,9 @@ def register(app: typer.Typer) -> None:
     def explore_cmd(
         application: str = typer.Argument("router", help=APP_HELP),
         arch: str = typer.Option("npire", "--arch"),
-        pes: str = typer.Option("4:32:4", "--pes", help="PE counts: FIRST:LAST[:STEP] (step 4 by default) or a list 4,8,16."),
+        pes: str = typer.Option(
+            "4:32:4", "--pes", help="PE counts: FIRST:LAST[:STEP] (step 4 by default) or a list 4,8,16."
+        ),
         replication: str = typer.Option(
             "none,pe,subset,global", "--replication", help="Comma-separated scopes: none, pe, subset, global."
         ),
@@ -327,7 +334,9 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(1, "--seed"),
         subset_size: int = typer.Option(4, "--subset-size", help="PEs per group for subset replication."),
         no_bottleneck: bool = typer.Option(False, "--no-bottleneck", help="Skip the S/B/M ranking at each point."),
-        threshold: float = typer.Option(1.05, "--threshold", help="Smallest S/B/M gain (factor) that counts as a limit."),
+        threshold: float = typer.Option(
+            1.05, "--threshold", help="Smallest S/B/M gain (factor) that counts as a limit."
+        ),
         as_json: bool = typer.Option(False, "--json"),
         plot: Optional[str] = typer.Option(None, "--plot", help="Write speedup vs PEs (Figure 7 style) to this PNG."),
         csv_path: Optional[str] = typer.Option(None, "--csv", help="Write one row per point to this CSV."),

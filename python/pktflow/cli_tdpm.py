@@ -31,12 +31,16 @@ def map_cmd(
     engines: Optional[int] = typer.Option(None, "--engines", help="MEs for the application (default: all it may use)."),
     packets: int = typer.Option(2000, "--packets", help="Synthetic packets of the functional run (Click apps)."),
     seed: int = typer.Option(1, "--seed"),
-    offered: Optional[float] = typer.Option(None, "--offered-gbps", help="Offered load, Gb/s (caps the forwarding rate)."),
+    offered: Optional[float] = typer.Option(
+        None, "--offered-gbps", help="Offered load, Gb/s (caps the forwarding rate)."
+    ),
     packet_bytes: Optional[float] = typer.Option(
         None, "--packet-bytes", help="Packet size for Gb/s (default: mean size of the run; the paper uses 64)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
-    dot: Optional[Path] = typer.Option(None, "--dot", help="Write the partitioned graph as Graphviz DOT ('-' for stdout)."),
+    dot: Optional[Path] = typer.Option(
+        None, "--dot", help="Write the partitioned graph as Graphviz DOT ('-' for stdout)."
+    ),
 ) -> None:
     """Group PPFs into tasks, duplicate them over MEs, and predict the throughput (seed 001)."""
     if mapper not in tdpm.MAPPERS:

@@ -201,7 +201,9 @@ def explore(
         "threshold": threshold,
         "baseline_pes": baseline_pes,
     }
-    req = _request(app, arch, None, "none", packets, trace, seed, subset_size, s, search, None, mapper=mapper, explore=e)
+    req = _request(
+        app, arch, None, "none", packets, trace, seed, subset_size, s, search, None, mapper=mapper, explore=e
+    )
     doc = json.loads(_core.explore(req, progress))
     doc["threshold"] = threshold
     return doc
