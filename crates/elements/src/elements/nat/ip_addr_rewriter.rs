@@ -30,9 +30,9 @@
 //! and the rewrite.
 use super::flow::{parse_seconds, Flow, FlowKey, FlowTable, OBJ_FLOWS, OBJ_PATTERN0};
 use super::hdr::{self, first_fragment, ip_hl, l4_layout};
-use super::ip_rewriter::{parse_capacity, seconds_kw, sweep, Reaper};
-use super::pattern::{parse_input_spec, AddrSpec, InputSpec, Pattern};
-use crate::conf::{parse_bool, Args, InitEnv};
+use super::ip_rewriter::{parse_common, seconds_kw, sweep, Reaper};
+use super::pattern::{AddrSpec, InputSpec, Pattern};
+use crate::conf::{Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports};
 use crate::registry::ClassInfo;
@@ -78,48 +78,20 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         None => 300_000_000_000,
     };
     seconds_kw(&mut a, "GUARANTEE", 5).map_err(err)?;
-    let reap_ns = seconds_kw(&mut a, "REAP_INTERVAL", 900).map_err(err)?;
-    if reap_ns == 0 {
-        return Err(err("REAP_INTERVAL must be positive".into()));
-    }
-    let capacity = parse_capacity(&mut a).map_err(err)?;
-    let dst_anno = match a.keyword("DST_ANNO") {
-        Some(s) => parse_bool(&s).map_err(|e| err(format!("DST_ANNO: {e}")))?,
-        None => true,
-    };
-    let raw = a.take_all_positional();
-    if raw.is_empty() {
-        return Err(err("expected at least one INPUTSPEC".into()));
-    }
-    let mut patterns = Vec::new();
-    let mut specs = Vec::new();
-    for (i, s) in raw.iter().enumerate() {
-        specs.push(
-            parse_input_spec(s, env, &mut patterns, true)
-                .map_err(|e| err(format!("INPUTSPEC {i}: {e}")))?,
-        );
-    }
-    if patterns.len() > 200 {
-        return Err(err("too many patterns (at most 200)".into()));
-    }
-    let nout = specs
-        .iter()
-        .filter_map(InputSpec::max_output)
-        .max()
-        .map_or(1, |m| m as usize + 1);
+    let c = parse_common(&mut a, env, true).map_err(err)?;
     Ok(Box::new(IPAddrRewriter {
-        cursors: vec![0; patterns.len()],
-        specs,
-        patterns,
-        table: FlowTable::new(256, capacity.min(1024)),
-        nout,
+        cursors: vec![0; c.patterns.len()],
+        specs: c.specs,
+        patterns: c.patterns,
+        table: FlowTable::new(256, c.capacity.min(1024)),
+        nout: c.nout,
         timeout_ns,
         reaper: Reaper {
-            interval_ns: reap_ns,
+            interval_ns: c.reap_ns,
             next_ns: None,
         },
-        capacity,
-        dst_anno,
+        capacity: c.capacity,
+        dst_anno: c.dst_anno,
         created: 0,
         expired: 0,
         mapping_failures: 0,

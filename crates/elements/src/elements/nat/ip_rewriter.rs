@@ -104,16 +104,67 @@ pub(crate) fn sweep(table: &mut FlowTable, now: u64, cx: &mut Cx) -> u64 {
     n
 }
 
-pub(crate) fn parse_capacity(a: &mut Args) -> Result<usize, String> {
-    match a.keyword("MAPPING_CAPACITY") {
-        None => Ok(usize::MAX),
-        Some(s) => match parse_uint(&s) {
-            Ok(v) => Ok(v as usize),
-            Err(_) => Err(format!(
-                "MAPPING_CAPACITY: expected a number, found '{s}' (sharing another rewriter's capacity is not supported)"
-            )),
-        },
+/// The configuration both rewriters share, parsed after their own timeout keywords:
+/// REAP_INTERVAL, MAPPING_CAPACITY, DST_ANNO, and the input specs with their patterns.
+pub(crate) struct CommonConfig {
+    pub reap_ns: u64,
+    pub capacity: usize,
+    pub dst_anno: bool,
+    pub specs: Vec<InputSpec>,
+    pub patterns: Vec<Pattern>,
+    /// Output ports the input specs use.
+    pub nout: usize,
+}
+
+/// Parse the shared part of a rewriter's configuration; `addr_only` is true for
+/// IPAddrRewriter (patterns rewrite addresses only). Errors are unprefixed.
+pub(crate) fn parse_common(
+    a: &mut Args,
+    env: &InitEnv,
+    addr_only: bool,
+) -> Result<CommonConfig, String> {
+    let reap_ns = seconds_kw(a, "REAP_INTERVAL", 900)?;
+    if reap_ns == 0 {
+        return Err("REAP_INTERVAL must be positive".into());
     }
+    let capacity = match a.keyword("MAPPING_CAPACITY") {
+        None => usize::MAX,
+        Some(s) => parse_uint(&s).map(|v| v as usize).map_err(|_| {
+            format!("MAPPING_CAPACITY: expected a number, found '{s}' (sharing another rewriter's capacity is not supported)")
+        })?,
+    };
+    let dst_anno = match a.keyword("DST_ANNO") {
+        Some(s) => parse_bool(&s).map_err(|e| format!("DST_ANNO: {e}"))?,
+        None => true,
+    };
+    let raw = a.take_all_positional();
+    if raw.is_empty() {
+        return Err("expected at least one INPUTSPEC".into());
+    }
+    let mut patterns = Vec::new();
+    let mut specs = Vec::new();
+    for (i, s) in raw.iter().enumerate() {
+        specs.push(
+            parse_input_spec(s, env, &mut patterns, addr_only)
+                .map_err(|e| format!("INPUTSPEC {i}: {e}"))?,
+        );
+    }
+    if patterns.len() > 200 {
+        return Err("too many patterns (at most 200)".into());
+    }
+    let nout = specs
+        .iter()
+        .filter_map(InputSpec::max_output)
+        .max()
+        .map_or(1, |m| m as usize + 1);
+    Ok(CommonConfig {
+        reap_ns,
+        capacity,
+        dst_anno,
+        specs,
+        patterns,
+        nout,
+    })
 }
 
 pub(crate) fn seconds_kw(a: &mut Args, k: &str, default_s: u64) -> Result<u64, String> {
@@ -172,53 +223,25 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     };
     seconds_kw(&mut a, "TCP_GUARANTEE", 5).map_err(err)?;
     seconds_kw(&mut a, "UDP_GUARANTEE", 5).map_err(err)?;
-    let reap_ns = seconds_kw(&mut a, "REAP_INTERVAL", 900).map_err(err)?;
-    if reap_ns == 0 {
-        return Err(err("REAP_INTERVAL must be positive".into()));
-    }
-    let capacity = parse_capacity(&mut a).map_err(err)?;
-    let dst_anno = match a.keyword("DST_ANNO") {
-        Some(s) => parse_bool(&s).map_err(|e| err(format!("DST_ANNO: {e}")))?,
-        None => true,
-    };
-    let raw = a.take_all_positional();
-    if raw.is_empty() {
-        return Err(err("expected at least one INPUTSPEC".into()));
-    }
-    let mut patterns = Vec::new();
-    let mut specs = Vec::new();
-    for (i, s) in raw.iter().enumerate() {
-        specs.push(
-            parse_input_spec(s, env, &mut patterns, false)
-                .map_err(|e| err(format!("INPUTSPEC {i}: {e}")))?,
-        );
-    }
-    if patterns.len() > 200 {
-        return Err(err("too many patterns (at most 200)".into()));
-    }
-    let nout = specs
-        .iter()
-        .filter_map(InputSpec::max_output)
-        .max()
-        .map_or(1, |m| m as usize + 1);
-    let initial = capacity.min(4096);
+    let c = parse_common(&mut a, env, false).map_err(err)?;
+    let initial = c.capacity.min(4096);
     Ok(Box::new(IPRewriter {
-        cursors: vec![0; patterns.len()],
-        specs,
-        patterns,
+        cursors: vec![0; c.patterns.len()],
+        specs: c.specs,
+        patterns: c.patterns,
         table: FlowTable::new(1024, initial),
-        nout,
+        nout: c.nout,
         tcp_data_ns,
         tcp_nodata_ns,
         tcp_done_ns,
         udp_ns,
         udp_streaming_ns,
         reaper: Reaper {
-            interval_ns: reap_ns,
+            interval_ns: c.reap_ns,
             next_ns: None,
         },
-        capacity,
-        dst_anno,
+        capacity: c.capacity,
+        dst_anno: c.dst_anno,
         created: 0,
         expired: 0,
         mapping_failures: 0,
