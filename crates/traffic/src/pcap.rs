@@ -110,6 +110,14 @@ impl<R: Read> Src<R> {
     }
 }
 
+/// Create (truncate) `path` for writing through a 64 KiB buffer; returns it with the name used
+/// in error messages. Shared by the pcap and pcapng writers.
+pub(crate) fn create_buffered(path: &Path) -> Result<(BufWriter<File>, String), TrafficError> {
+    let name = path.display().to_string();
+    let f = File::create(path).map_err(|e| TrafficError::io(&name, e))?;
+    Ok((BufWriter::with_capacity(1 << 16, f), name))
+}
+
 pub(crate) fn u16_at(b: &[u8], i: usize, be: bool) -> u16 {
     let a = [b[i], b[i + 1]];
     if be {
@@ -385,10 +393,8 @@ impl PcapWriter<BufWriter<File>> {
     }
 
     pub fn create_with(path: impl AsRef<Path>, opts: PcapOptions) -> Result<Self, TrafficError> {
-        let path = path.as_ref();
-        let name = path.display().to_string();
-        let f = File::create(path).map_err(|e| TrafficError::io(&name, e))?;
-        Self::new(BufWriter::with_capacity(1 << 16, f), &name, opts)
+        let (w, name) = create_buffered(path.as_ref())?;
+        Self::new(w, &name, opts)
     }
 }
 

@@ -485,10 +485,8 @@ impl PcapngWriter<BufWriter<File>> {
     }
 
     pub fn create_with(path: impl AsRef<Path>, opts: PcapngOptions) -> Result<Self, TrafficError> {
-        let path = path.as_ref();
-        let name = path.display().to_string();
-        let f = File::create(path).map_err(|e| TrafficError::io(&name, e))?;
-        Self::new(BufWriter::with_capacity(1 << 16, f), &name, opts)
+        let (w, name) = crate::pcap::create_buffered(path.as_ref())?;
+        Self::new(w, &name, opts)
     }
 }
 
