@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -86,6 +86,16 @@ def _print_report(r: dict) -> None:
 
 MAPPER_HELP = "Task mapper (seed 000 section 3.1): round-robin, greedy, greedy+replicate or anneal."
 
+# Options shared by simulate, maxrate, bottleneck and explore (declared once).
+AppArg = Annotated[str, typer.Argument(help=APP_HELP)]
+ArchOpt = Annotated[str, typer.Option("--arch", help="Architecture preset or TOML file.")]
+PesOpt = Annotated[Optional[int], typer.Option("--pes", help="PEs (default: the preset's).")]
+RepOpt = Annotated[str, typer.Option("--replication", help="none|pe|subset|global")]
+TraceOpt = Annotated[Optional[str], typer.Option("--trace", help="pcap/pcapng file.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the synthetic trace.")]
+MapperOpt = Annotated[str, typer.Option("--mapper", help=MAPPER_HELP)]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+
 
 def _check_mapper(mapper: str) -> str:
     if mapper not in api.MAPPERS:
@@ -155,16 +165,16 @@ def _explore_plot(doc: dict, path: str) -> None:
 def register(app: typer.Typer) -> None:
     @app.command("simulate")
     def simulate_cmd(
-        application: str = typer.Argument("router", help=APP_HELP),
+        application: AppArg = "router",
         inter_arrival: float = typer.Option(..., "--inter-arrival", help="Packet inter-arrival time, PE cycles."),
-        arch: str = typer.Option("npire", "--arch"),
-        pes: Optional[int] = typer.Option(None, "--pes", help="PEs (default: the preset's)."),
-        replication: str = typer.Option("global", "--replication", help="none|pe|subset|global"),
+        arch: ArchOpt = "npire",
+        pes: PesOpt = None,
+        replication: RepOpt = "global",
         packets: int = typer.Option(20_000, "--packets", help="Synthetic packets."),
-        trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng file."),
-        seed: int = typer.Option(1, "--seed"),
-        mapper: str = typer.Option("round-robin", "--mapper", help=MAPPER_HELP),
-        as_json: bool = typer.Option(False, "--json"),
+        trace: TraceOpt = None,
+        seed: SeedOpt = 1,
+        mapper: MapperOpt = "round-robin",
+        as_json: JsonOpt = False,
     ) -> None:
         """One timing simulation of APP on a network processor at a fixed packet rate."""
         r = api.simulate(
@@ -185,18 +195,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command("maxrate")
     def maxrate_cmd(
-        application: str = typer.Argument("router", help=APP_HELP),
-        arch: str = typer.Option("npire", "--arch"),
-        pes: Optional[int] = typer.Option(None, "--pes", help="PEs (default: the preset's)."),
-        replication: str = typer.Option("global", "--replication", help="none|pe|subset|global"),
+        application: AppArg = "router",
+        arch: ArchOpt = "npire",
+        pes: PesOpt = None,
+        replication: RepOpt = "global",
         packets: int = typer.Option(20_000, "--packets", help="Synthetic packets per simulation."),
-        trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng file."),
-        seed: int = typer.Option(1, "--seed"),
+        trace: TraceOpt = None,
+        seed: SeedOpt = 1,
         tolerance: float = typer.Option(0.02, "--tolerance", help="Keep-up tolerance (relative)."),
         precision: float = typer.Option(0.01, "--precision", help="Bracket width (relative)."),
         zero_drop: bool = typer.Option(False, "--zero-drop", help="Also require no drop in the window."),
-        mapper: str = typer.Option("round-robin", "--mapper", help=MAPPER_HELP),
-        as_json: bool = typer.Option(False, "--json"),
+        mapper: MapperOpt = "round-robin",
+        as_json: JsonOpt = False,
     ) -> None:
         """Maximum sustainable packet rate of APP (bisection over the inter-arrival time)."""
         m = api.maxrate(
@@ -224,13 +234,13 @@ def register(app: typer.Typer) -> None:
 
     @app.command("bottleneck")
     def bottleneck_cmd(
-        application: str = typer.Argument("router", help=APP_HELP),
-        arch: str = typer.Option("npire", "--arch"),
-        pes: Optional[int] = typer.Option(None, "--pes", help="PEs (default: the preset's)."),
-        replication: str = typer.Option("global", "--replication", help="none|pe|subset|global"),
+        application: AppArg = "router",
+        arch: ArchOpt = "npire",
+        pes: PesOpt = None,
+        replication: RepOpt = "global",
         packets: int = typer.Option(20_000, "--packets", help="Synthetic packets per simulation."),
-        trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng file."),
-        seed: int = typer.Option(1, "--seed"),
+        trace: TraceOpt = None,
+        seed: SeedOpt = 1,
         ideal: Optional[str] = typer.Option(
             None,
             "--ideal",
@@ -238,8 +248,8 @@ def register(app: typer.Typer) -> None:
         ),
         no_chain: bool = typer.Option(False, "--no-chain", help="Skip Figure 8's chain I, IZ, IZS, IZSB, IZSBM."),
         threshold: float = typer.Option(1.05, "--threshold", help="Smallest gain (factor) that counts as a limit."),
-        mapper: str = typer.Option("round-robin", "--mapper", help=MAPPER_HELP),
-        as_json: bool = typer.Option(False, "--json"),
+        mapper: MapperOpt = "round-robin",
+        as_json: JsonOpt = False,
     ) -> None:
         """What limits APP's throughput: maximum rates with resources idealized (seed 000 Fig. 8).
 
@@ -320,8 +330,8 @@ def register(app: typer.Typer) -> None:
 
     @app.command("explore")
     def explore_cmd(
-        application: str = typer.Argument("router", help=APP_HELP),
-        arch: str = typer.Option("npire", "--arch"),
+        application: AppArg = "router",
+        arch: ArchOpt = "npire",
         pes: str = typer.Option(
             "4:32:4", "--pes", help="PE counts: FIRST:LAST[:STEP] (step 4 by default) or a list 4,8,16."
         ),
@@ -330,14 +340,14 @@ def register(app: typer.Typer) -> None:
         ),
         mapper: str = typer.Option("greedy+replicate", "--mapper", help=MAPPER_HELP),
         packets: int = typer.Option(2_000, "--packets", help="Synthetic packets per simulation."),
-        trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng file."),
-        seed: int = typer.Option(1, "--seed"),
+        trace: TraceOpt = None,
+        seed: SeedOpt = 1,
         subset_size: int = typer.Option(4, "--subset-size", help="PEs per group for subset replication."),
         no_bottleneck: bool = typer.Option(False, "--no-bottleneck", help="Skip the S/B/M ranking at each point."),
         threshold: float = typer.Option(
             1.05, "--threshold", help="Smallest S/B/M gain (factor) that counts as a limit."
         ),
-        as_json: bool = typer.Option(False, "--json"),
+        as_json: JsonOpt = False,
         plot: Optional[str] = typer.Option(None, "--plot", help="Write speedup vs PEs (Figure 7 style) to this PNG."),
         csv_path: Optional[str] = typer.Option(None, "--csv", help="Write one row per point to this CSV."),
     ) -> None:
