@@ -640,9 +640,13 @@ impl Sim {
         Ok(())
     }
 
-    fn leave(&mut self, s: u32) {
+    /// Frees a packet's slot. `departed` is false for a packet the NP itself dropped (a full
+    /// task queue): it leaves the system but is not a departure, so a run that sheds load by
+    /// dropping does not pass the keep-up test (section 4: inter-departure time equal to
+    /// inter-arrival time).
+    fn leave(&mut self, s: u32, departed: bool) {
         let slot = &self.slots[s as usize];
-        if self.window_open && !self.arrivals_done {
+        if departed && self.window_open && !self.arrivals_done {
             self.win.departures += 1;
             if slot.fate == 0 {
                 self.win.delivered += 1;
@@ -665,7 +669,7 @@ impl Sim {
             }
             _ => self.held += 1,
         }
-        self.leave(s);
+        self.leave(s, true);
     }
 
     fn enqueue(&mut self, t: u32, s: u32) {
@@ -679,7 +683,7 @@ impl Sim {
             if self.window_open && !self.arrivals_done {
                 self.win.sim_drops += 1;
             }
-            self.leave(s);
+            self.leave(s, false);
             return;
         }
         task.q_int += task.q.len() as u128 * (now - task.t_last) as u128;

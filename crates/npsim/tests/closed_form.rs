@@ -370,3 +370,45 @@ fn locks_are_per_location_so_sections_on_different_keys_run_together() {
     assert_eq!(loc.report.lock_count, 4);
     assert!(loc.report.invariant_violations.is_empty());
 }
+
+/// Regression: packets the NP drops at a full task queue used to count as departures, so an
+/// overloaded NP "kept up" by shedding load (the router's 4-PE no-replication rate came out
+/// 5x too high). Dropping is not departing.
+#[test]
+fn dropping_at_a_full_task_queue_is_not_keeping_up() {
+    let s = 100u32;
+    let a = arch(
+        &Hw::default(),
+        storage(1, 1, 1, 1, "xbus", false),
+        shared_bus(1, 1),
+        "ext",
+    );
+    let traces = vec![trace(&[(0, s, vec![])], 64)];
+    let m = one_task(1);
+    let config = SimConfig {
+        task_queue_capacity: 4,
+        ..cfg(50.0, 2000)
+    };
+    let mut src = VecSource::new(traces.clone(), 2000);
+    let r = simulate(&a, 1, &m, vec!["t".into()], &config, &mut src).unwrap();
+    assert!(r.window.sim_drops > 0, "{:?}", r.window);
+    assert!(!r.keeps_up(0.02, false), "{:?}", r.window);
+    // The bisection therefore still finds the service time, not the arrival rate.
+    let run = |ia: f64| {
+        let mut src = VecSource::new(traces.clone(), 2000);
+        simulate(
+            &a,
+            1,
+            &m,
+            vec!["t".into()],
+            &SimConfig {
+                task_queue_capacity: 4,
+                ..cfg(ia, 2000)
+            },
+            &mut src,
+        )
+    };
+    let mr = max_rate(run, &MaxRateConfig::default()).unwrap();
+    let hi = mr.bracket.inter_arrival_cycles[1];
+    assert!(hi >= 0.98 * s as f64 && hi <= 1.02 * s as f64, "{hi}");
+}
