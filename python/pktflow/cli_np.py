@@ -95,6 +95,28 @@ TraceOpt = Annotated[Optional[str], typer.Option("--trace", help="pcap/pcapng fi
 SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the synthetic trace.")]
 MapperOpt = Annotated[str, typer.Option("--mapper", help=MAPPER_HELP)]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+SchedOpt = Annotated[
+    str,
+    typer.Option(
+        "--scheduling",
+        help="fifo (seed 000: one queue per PE, head-of-line blocking) or first-eligible.",
+    ),
+]
+ReleaseOpt = Annotated[
+    str,
+    typer.Option(
+        "--lock-release",
+        help="after-completion (a section waits for its accesses) or after-issue (optimistic).",
+    ),
+]
+WideOpt = Annotated[
+    bool,
+    typer.Option("--wide-accesses", help="One request per traced access (locality transformation)."),
+]
+DestOpt = Annotated[
+    str,
+    typer.Option("--destinations", help="Synthetic destinations: zipf, uniform, address-space or per-port."),
+]
 
 
 def _check_mapper(mapper: str) -> str:
@@ -174,6 +196,10 @@ def register(app: typer.Typer) -> None:
         trace: TraceOpt = None,
         seed: SeedOpt = 1,
         mapper: MapperOpt = "round-robin",
+        scheduling: SchedOpt = "fifo",
+        lock_release: ReleaseOpt = "after-completion",
+        wide_accesses: WideOpt = False,
+        destinations: DestOpt = "zipf",
         as_json: JsonOpt = False,
     ) -> None:
         """One timing simulation of APP on a network processor at a fixed packet rate."""
@@ -187,6 +213,8 @@ def register(app: typer.Typer) -> None:
             trace=trace,
             seed=seed,
             mapper=_check_mapper(mapper),
+            sim=api.model_options(scheduling, lock_release, wide_accesses),
+            destinations=destinations,
         )
         if as_json:
             _emit_json(r)
@@ -206,6 +234,10 @@ def register(app: typer.Typer) -> None:
         precision: float = typer.Option(0.01, "--precision", help="Bracket width (relative)."),
         zero_drop: bool = typer.Option(False, "--zero-drop", help="Also require no drop in the window."),
         mapper: MapperOpt = "round-robin",
+        scheduling: SchedOpt = "fifo",
+        lock_release: ReleaseOpt = "after-completion",
+        wide_accesses: WideOpt = False,
+        destinations: DestOpt = "zipf",
         as_json: JsonOpt = False,
     ) -> None:
         """Maximum sustainable packet rate of APP (bisection over the inter-arrival time)."""
@@ -218,6 +250,8 @@ def register(app: typer.Typer) -> None:
             trace=trace,
             seed=seed,
             mapper=_check_mapper(mapper),
+            sim=api.model_options(scheduling, lock_release, wide_accesses),
+            destinations=destinations,
             search={"tolerance": tolerance, "precision": precision, "zero_drop": zero_drop},
         )
         if as_json:
@@ -249,6 +283,10 @@ def register(app: typer.Typer) -> None:
         no_chain: bool = typer.Option(False, "--no-chain", help="Skip Figure 8's chain I, IZ, IZS, IZSB, IZSBM."),
         threshold: float = typer.Option(1.05, "--threshold", help="Smallest gain (factor) that counts as a limit."),
         mapper: MapperOpt = "round-robin",
+        scheduling: SchedOpt = "fifo",
+        lock_release: ReleaseOpt = "after-completion",
+        wide_accesses: WideOpt = False,
+        destinations: DestOpt = "zipf",
         as_json: JsonOpt = False,
     ) -> None:
         """What limits APP's throughput: maximum rates with resources idealized (seed 000 Fig. 8).
@@ -293,6 +331,8 @@ def register(app: typer.Typer) -> None:
                 extra=extra,
                 threshold=threshold,
                 mapper=_check_mapper(mapper),
+                sim=api.model_options(scheduling, lock_release, wide_accesses),
+                destinations=destinations,
                 progress=progress,
             )
         if as_json:
@@ -339,6 +379,10 @@ def register(app: typer.Typer) -> None:
             "none,pe,subset,global", "--replication", help="Comma-separated scopes: none, pe, subset, global."
         ),
         mapper: str = typer.Option("greedy+replicate", "--mapper", help=MAPPER_HELP),
+        scheduling: SchedOpt = "fifo",
+        lock_release: ReleaseOpt = "after-completion",
+        wide_accesses: WideOpt = False,
+        destinations: DestOpt = "zipf",
         packets: int = typer.Option(2_000, "--packets", help="Synthetic packets per simulation."),
         trace: TraceOpt = None,
         seed: SeedOpt = 1,
@@ -394,6 +438,8 @@ def register(app: typer.Typer) -> None:
                 pes=counts,
                 replication=reps,
                 mapper=_check_mapper(mapper),
+                sim=api.model_options(scheduling, lock_release, wide_accesses),
+                destinations=destinations,
                 packets=packets,
                 trace=trace,
                 seed=seed,

@@ -13,6 +13,34 @@ from pktflow import PktflowError, _core
 
 REPLICATIONS = ("none", "pe", "subset", "global")
 MAPPERS = ("round-robin", "greedy", "greedy+replicate", "anneal")
+SCHEDULINGS = ("fifo", "first-eligible")
+LOCK_RELEASES = ("after-completion", "after-issue")
+DESTINATIONS = ("zipf", "uniform", "address-space", "per-port")
+
+
+def model_options(
+    scheduling: str = "fifo",
+    lock_release: str = "after-completion",
+    wide_accesses: bool = False,
+) -> dict:
+    """The simulator's model choices as a ``sim`` dict (docs/npsim.md, "Model choices")."""
+    if scheduling not in SCHEDULINGS:
+        raise PktflowError(f"scheduling must be one of {', '.join(SCHEDULINGS)}, got {scheduling!r}")
+    if lock_release not in LOCK_RELEASES:
+        raise PktflowError(f"lock release must be one of {', '.join(LOCK_RELEASES)}, got {lock_release!r}")
+    return {
+        "scheduling": scheduling.replace("-", "_"),
+        "lock_release": lock_release.replace("-", "_"),
+        "wide_accesses": bool(wide_accesses),
+    }
+
+
+def _destinations(d: Optional[str]) -> Optional[dict]:
+    if d is None or d == "zipf":
+        return None
+    if d not in DESTINATIONS:
+        raise PktflowError(f"destinations must be one of {', '.join(DESTINATIONS)}, got {d!r}")
+    return {"kind": d.replace("-", "_")}
 
 
 def _request(
@@ -29,6 +57,7 @@ def _request(
     bottleneck: Optional[dict] = None,
     mapper: str = "round-robin",
     explore: Optional[dict] = None,
+    destinations: Optional[str] = None,
 ) -> str:
     spec = {
         "app": app,
@@ -40,6 +69,7 @@ def _request(
         "traffic_seed": seed,
         "subset_size": subset_size,
         "mapper": _check_mapper(mapper),
+        "destinations": _destinations(destinations),
     }
     return json.dumps(
         {
@@ -97,12 +127,26 @@ def simulate(
     subset_size: int = 4,
     mapper: str = "round-robin",
     sim: Optional[dict] = None,
+    destinations: Optional[str] = None,
 ) -> dict:
     """One simulation at a fixed packet inter-arrival time (PE cycles)."""
     s = dict(sim or {})
     s["inter_arrival_cycles"] = inter_arrival_cycles
     s.setdefault("warmup_packets", max(1, packets // 5))
-    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, None, mapper=mapper)
+    req = _request(
+        app,
+        arch,
+        pes,
+        replication,
+        packets,
+        trace,
+        seed,
+        subset_size,
+        s,
+        None,
+        mapper=mapper,
+        destinations=destinations,
+    )
     return json.loads(_core.simulate(req))
 
 
@@ -119,11 +163,25 @@ def maxrate(
     mapper: str = "round-robin",
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
+    destinations: Optional[str] = None,
 ) -> dict:
     """Maximum sustainable rate by bisection: ``packets_per_second``, ``gbps``, ``bracket``."""
     s = dict(sim or {})
     s.setdefault("warmup_packets", max(1, packets // 5))
-    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search, mapper=mapper)
+    req = _request(
+        app,
+        arch,
+        pes,
+        replication,
+        packets,
+        trace,
+        seed,
+        subset_size,
+        s,
+        search,
+        mapper=mapper,
+        destinations=destinations,
+    )
     return json.loads(_core.maxrate(req))
 
 
@@ -144,6 +202,7 @@ def bottleneck(
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
     progress: Optional[Callable[[int, str], None]] = None,
+    destinations: Optional[str] = None,
 ) -> dict:
     """Bottleneck finding by idealized executions (seed 000 section 5, Figure 8).
 
@@ -156,7 +215,21 @@ def bottleneck(
     s = dict(sim or {})
     s.setdefault("warmup_packets", max(1, packets // 5))
     b = {"chain": chain, "extra": list(extra), "threshold": threshold}
-    req = _request(app, arch, pes, replication, packets, trace, seed, subset_size, s, search, b, mapper=mapper)
+    req = _request(
+        app,
+        arch,
+        pes,
+        replication,
+        packets,
+        trace,
+        seed,
+        subset_size,
+        s,
+        search,
+        b,
+        mapper=mapper,
+        destinations=destinations,
+    )
     return json.loads(_core.bottleneck(req, progress))
 
 
@@ -177,6 +250,7 @@ def explore(
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
     progress: Optional[Callable[[int, int, str], None]] = None,
+    destinations: Optional[str] = None,
 ) -> dict:
     """For each PE count and replication scope: the mapping ``mapper`` finds (seed 000 section
     3.1), its maximum sustainable rate, the speedup over ``baseline_pes`` PEs with no
@@ -202,7 +276,20 @@ def explore(
         "baseline_pes": baseline_pes,
     }
     req = _request(
-        app, arch, None, "none", packets, trace, seed, subset_size, s, search, None, mapper=mapper, explore=e
+        app,
+        arch,
+        None,
+        "none",
+        packets,
+        trace,
+        seed,
+        subset_size,
+        s,
+        search,
+        None,
+        mapper=mapper,
+        explore=e,
+        destinations=destinations,
     )
     doc = json.loads(_core.explore(req, progress))
     doc["threshold"] = threshold

@@ -25,6 +25,16 @@ pub struct PeParams {
     /// no figure; 0 means the model charges only the waiting.
     #[serde(default)]
     pub lock_handoff_cycles: u32,
+    /// Bytes one memory request moves when the compiler does not target wide accesses (the
+    /// PE's word; seed 000 section 2.8: without the locality transformation every word of a
+    /// data structure is its own request). A traced access of more bytes becomes several
+    /// requests. 4 on the 32-bit NPs of the presets.
+    #[serde(default = "default_word_bytes")]
+    pub memory_word_bytes: u32,
+}
+
+fn default_word_bytes() -> u32 {
+    4
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,6 +138,9 @@ impl NpArch {
         }
         if p.cycles_per_instruction == 0 {
             e.push("np.cycles_per_instruction must be at least 1".to_string());
+        }
+        if p.memory_word_bytes == 0 {
+            e.push("np.memory_word_bytes must be at least 1".to_string());
         }
         if p.pending_loads_per_context == 0 {
             e.push("np.pending_loads_per_context must be at least 1".to_string());

@@ -1,6 +1,8 @@
 //! Simulator speed and one maximum-rate search on a built-in application:
 //! `cargo run --release -p pktflow-npsim --example npsim_bench -- [APP] [PES] [REPLICATION] [PACKETS] [LOCKS]`
-//! (LOCKS: location, object or task)
+//! (LOCKS: location, object or task). Model options from the environment: NPSIM_SCHEDULING
+//! (fifo, first-eligible), NPSIM_LOCK_RELEASE (after-completion, after-issue), NPSIM_WIDE=1,
+//! NPSIM_DESTINATIONS=per-port.
 use pktflow_npsim::app::{AppSpec, Prepared};
 use pktflow_npsim::{MaxRateConfig, Replication, SimConfig};
 use std::time::Instant;
@@ -19,6 +21,10 @@ fn main() -> Result<(), String> {
         pes: Some(pes),
         replication: rep,
         packets,
+        destinations: match std::env::var("NPSIM_DESTINATIONS").as_deref() {
+            Ok("per-port") => Some(pktflow_traffic::PrefixWeighting::PerPort),
+            _ => None,
+        },
         ..Default::default()
     };
     let p = Prepared::new(&spec)?;
@@ -26,6 +32,13 @@ fn main() -> Result<(), String> {
         packets,
         warmup_packets: packets / 5,
         lock_granularity: locks,
+        scheduling: pktflow_npsim::Scheduling::parse(
+            &std::env::var("NPSIM_SCHEDULING").unwrap_or_else(|_| "fifo".into()),
+        )?,
+        lock_release: pktflow_npsim::LockRelease::parse(
+            &std::env::var("NPSIM_LOCK_RELEASE").unwrap_or_else(|_| "after-completion".into()),
+        )?,
+        wide_accesses: std::env::var("NPSIM_WIDE").is_ok_and(|v| v == "1"),
         ..Default::default()
     };
     let t0 = Instant::now();

@@ -9,6 +9,7 @@ use crate::maxrate::{max_rate, MaxRate, MaxRateConfig};
 use crate::stats::SimReport;
 use pktflow_arch::np::NpArch;
 use pktflow_profile::run::{Run, Source};
+use pktflow_traffic::PrefixWeighting;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -31,6 +32,9 @@ pub struct AppSpec {
     /// Task mapper ([`crate::mapper::MapperKind`]): `round-robin`, `greedy` or
     /// `greedy+replicate`.
     pub mapper: String,
+    /// How synthetic packets' destinations are drawn from the application's routes (none: the
+    /// generator's Zipf default; `{"kind": "per_port"}` loads every output port equally).
+    pub destinations: Option<PrefixWeighting>,
 }
 
 impl Default for AppSpec {
@@ -45,6 +49,7 @@ impl Default for AppSpec {
             replication: Replication::Global,
             subset_size: 4,
             mapper: "round-robin".into(),
+            destinations: None,
         }
     }
 }
@@ -117,6 +122,13 @@ impl Prepared {
     }
 
     fn source(&self) -> Source {
+        if let (None, Some(w)) = (&self.spec.trace, self.spec.destinations) {
+            return Source::SyntheticWeighted {
+                packets: self.spec.packets,
+                seed: self.spec.traffic_seed,
+                dst_weighting: w,
+            };
+        }
         Source::from_args(
             self.spec.trace.as_deref(),
             Some(self.spec.packets),

@@ -252,6 +252,65 @@ pub struct SimConfig {
     pub ideal: Ideal,
     /// What one lock protects: `location` (seed 000 section 2.4), `object` or `task`.
     pub lock_granularity: crate::prog::LockGranularity,
+    /// How a PE with a free context picks the next instance ([`Scheduling`]).
+    pub scheduling: Scheduling,
+    /// Wide memory accesses (the locality transformation of seed 000 section 2.8): one request
+    /// per traced access. Off (the paper's untransformed baseline): one request per
+    /// `memory_word_bytes` of the access.
+    pub wide_accesses: bool,
+    /// When a context may release a lock: `after_completion` (default: once every access it
+    /// issued has completed, so the next holder sees its writes and its reads are done) or
+    /// `after_issue` (as soon as the section's last access is issued: a trace-driven model
+    /// with non-blocking loads that never waits on data; the optimistic bound).
+    pub lock_release: LockRelease,
+}
+
+/// When a lock is released ([`SimConfig::lock_release`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LockRelease {
+    #[default]
+    AfterCompletion,
+    AfterIssue,
+}
+
+impl LockRelease {
+    pub fn parse(s: &str) -> Result<LockRelease, String> {
+        match s {
+            "after-completion" | "after_completion" => Ok(LockRelease::AfterCompletion),
+            "after-issue" | "after_issue" => Ok(LockRelease::AfterIssue),
+            _ => Err(format!(
+                "unknown lock release '{s}' (expected after-completion or after-issue)"
+            )),
+        }
+    }
+}
+
+/// Task scheduling on a PE (seed 000 section 3.1, "Task Scheduling").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduling {
+    /// The paper's: "an instance of a task ... is queued before each PE. A task is executed when
+    /// it reaches the head of the queue and a hardware context is free to execute it." One FIFO
+    /// per PE (shared by a group for replicas on several PEs): when the head's task already runs
+    /// as many instances as it may (one, unreplicated), the PE waits (head-of-line blocking).
+    #[default]
+    Fifo,
+    /// An out-of-order alternative: a free context takes the oldest instance whose task may
+    /// start one more, skipping blocked heads.
+    FirstEligible,
+}
+
+impl Scheduling {
+    pub fn parse(s: &str) -> Result<Scheduling, String> {
+        match s {
+            "fifo" => Ok(Scheduling::Fifo),
+            "first-eligible" | "first_eligible" => Ok(Scheduling::FirstEligible),
+            _ => Err(format!(
+                "unknown scheduling '{s}' (expected fifo or first-eligible)"
+            )),
+        }
+    }
 }
 
 impl Default for SimConfig {
@@ -264,6 +323,9 @@ impl Default for SimConfig {
             seed: 1,
             ideal: Ideal::default(),
             lock_granularity: Default::default(),
+            scheduling: Scheduling::Fifo,
+            wide_accesses: false,
+            lock_release: LockRelease::AfterCompletion,
         }
     }
 }

@@ -199,6 +199,10 @@ pub struct CompileParams {
     pub no_sync: bool,
     pub lock_granularity: LockGranularity,
     pub seed: u64,
+    /// Bytes per memory request: a traced access of more bytes becomes `ceil(bytes / word)`
+    /// requests to consecutive words (seed 000 section 2.8, without the locality
+    /// transformation). 0 = one request per traced access (wide accesses).
+    pub word_bytes: u32,
 }
 
 pub fn mix(mut x: u64) -> u64 {
@@ -277,12 +281,20 @@ impl Compiler {
                 } else {
                     t.packet.wrapping_mul(0x1_0000_0001)
                 };
-                let hash = mix(p.seed ^ base ^ (a.key >> 6) ^ ((a.mem as u64) << 60)) as u32;
-                ops.push(Op::Mem {
-                    storage: p.route[a.mem as usize],
-                    write: a.kind == AccessKind::Write,
-                    hash,
-                });
+                let words = if p.word_bytes == 0 {
+                    1
+                } else {
+                    a.bytes.div_ceil(p.word_bytes).max(1)
+                };
+                for w in 0..words as u64 {
+                    let key = a.key.wrapping_add(w * p.word_bytes as u64);
+                    let hash = mix(p.seed ^ base ^ (key >> 6) ^ ((a.mem as u64) << 60)) as u32;
+                    ops.push(Op::Mem {
+                        storage: p.route[a.mem as usize],
+                        write: a.kind == AccessKind::Write,
+                        hash,
+                    });
+                }
                 if k < self.sections.len() && self.sections[k].1 == i {
                     ops.push(Op::Release(self.section_lock[k]));
                     k += 1;
@@ -390,6 +402,7 @@ mod tests {
             no_sync: false,
             lock_granularity: LockGranularity::Location,
             seed: 1,
+            word_bytes: 4,
         };
         let mut c = Compiler::default();
         let (mut ops, mut vs, mut vt) = (Vec::new(), Vec::new(), Vec::new());

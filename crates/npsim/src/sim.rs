@@ -5,7 +5,7 @@
 //! high-water mark: packets in flight and requests), so the event loop does not allocate in the
 //! steady state. Events are kept in a binary heap ordered by (time, sequence number), so ties
 //! are broken first-in first-out and a run is deterministic.
-use crate::config::{Mapping, SimConfig};
+use crate::config::{LockRelease, Mapping, Scheduling, SimConfig};
 use crate::prog::{CompileParams, Compiler, Op};
 use crate::stats::*;
 use crate::TraceSource;
@@ -83,6 +83,9 @@ struct Pe {
     t_last: u64,
     acc: [u64; 4], // busy, memory, lock, idle
     kicked: bool,
+    /// FIFO scheduling and some task of this PE may be unable to start an instance while a
+    /// context is free (head-of-line blocking possible).
+    may_block: bool,
 }
 
 struct Task {
@@ -91,6 +94,8 @@ struct Task {
     rr: usize,
     running: u32,
     max: u32,
+    /// Some PE of this task may block at its queue head ([`Pe::may_block`]).
+    hol: bool,
     t_last: u64,
     q_int: u128,
     wait_sum: u128,
@@ -197,6 +202,7 @@ struct BusHw {
 /// The simulator of one configuration. Build with [`Sim::new`], then [`Sim::run`].
 pub struct Sim {
     cfg: SimConfig,
+    release_on_issue: bool,
     pe_count: u32,
     freq_mhz: u32,
     pending_limit: u32,
@@ -377,6 +383,7 @@ impl Sim {
                 t_last: 0,
                 acc: [0; 4],
                 kicked: false,
+                may_block: false,
             })
             .collect();
         let ctxs = (0..pe_count * nctx)
@@ -394,7 +401,16 @@ impl Sim {
             })
             .collect();
         let total_ctx = (pe_count * nctx) as usize;
-        let tasks: Vec<Task> = mapping
+        if cfg.scheduling == Scheduling::Fifo {
+            for t in &mapping.tasks {
+                if (t.max_concurrent as u64) < nctx as u64 * t.pes.len() as u64 {
+                    for &p in &t.pes {
+                        pes[p as usize].may_block = true;
+                    }
+                }
+            }
+        }
+        let mut tasks: Vec<Task> = mapping
             .tasks
             .iter()
             .enumerate()
@@ -408,6 +424,7 @@ impl Sim {
                     rr: 0,
                     running: 0,
                     max: t.max_concurrent,
+                    hol: false,
                     t_last: 0,
                     q_int: 0,
                     wait_sum: 0,
@@ -419,6 +436,9 @@ impl Sim {
                 }
             })
             .collect();
+        for t in &mut tasks {
+            t.hol = t.pes.iter().any(|&p| pes[p as usize].may_block);
+        }
         let locks = Vec::new();
         for b in &mut buses {
             b.waiters.reserve(total_ctx);
@@ -431,6 +451,7 @@ impl Sim {
         let ntasks = names.len();
         Ok(Sim {
             cfg: cfg.clone(),
+            release_on_issue: cfg.lock_release == LockRelease::AfterIssue,
             pe_count,
             freq_mhz: np.pe_frequency_mhz,
             pending_limit: np.pending_loads_per_context,
@@ -447,6 +468,11 @@ impl Sim {
                 no_sync: ideal.no_sync,
                 lock_granularity: cfg.lock_granularity,
                 seed: cfg.seed,
+                word_bytes: if cfg.wide_accesses {
+                    0
+                } else {
+                    np.memory_word_bytes
+                },
             },
             compiler: Compiler::default(),
             now: 0,
@@ -697,6 +723,17 @@ impl Sim {
     // ---- dispatch -------------------------------------------------------------------------
 
     fn dispatch_task(&mut self, t: u32) {
+        if self.tasks[t as usize].hol {
+            // FIFO with possible head-of-line blocking: each PE of the task with a free context
+            // starts instances from the head of its queue (which may be another task's).
+            for k in 0..self.tasks[t as usize].pes.len() {
+                let p = self.tasks[t as usize].pes[k];
+                if !self.pes[p as usize].free.is_empty() {
+                    self.dispatch_pe(p);
+                }
+            }
+            return;
+        }
         loop {
             let task = &self.tasks[t as usize];
             if task.q.is_empty() || task.running >= task.max {
@@ -718,11 +755,12 @@ impl Sim {
     }
 
     fn dispatch_pe(&mut self, p: u32) {
+        let fifo = self.pes[p as usize].may_block;
         while !self.pes[p as usize].free.is_empty() {
             let mut best: Option<(u64, u32)> = None;
             for &t in &self.pes[p as usize].tasks {
                 let task = &self.tasks[t as usize];
-                if task.running >= task.max {
+                if !fifo && task.running >= task.max {
                     continue;
                 }
                 if let Some(&(_, _, seq)) = task.q.front() {
@@ -732,6 +770,10 @@ impl Sim {
                 }
             }
             let Some((_, t)) = best else { return };
+            let task = &self.tasks[t as usize];
+            if task.running >= task.max {
+                return; // the head waits for its task: head-of-line blocking (FIFO)
+            }
             self.assign(p, t);
         }
     }
@@ -937,7 +979,7 @@ impl Sim {
                     }
                 }
                 Op::Release(l) => {
-                    if ctx.loads + ctx.writes > 0 {
+                    if ctx.loads + ctx.writes > 0 && !self.release_on_issue {
                         self.ctxs[c as usize].drain = true;
                         self.set_state(c, CState::WaitMem);
                         return Step::Blocked;

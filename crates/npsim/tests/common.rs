@@ -71,6 +71,7 @@ pub fn arch(h: &Hw, ext: Storage, xbus: Bus, dynamic: &str) -> NpArch {
             queue_size_requests: h.queue,
             interface_pes: 0,
             lock_handoff_cycles: h.handoff,
+            memory_word_bytes: 4,
         },
         storage,
         bus,

@@ -12,7 +12,7 @@ use pktflow_elements::conf::{
 };
 use pktflow_model::AppGraph;
 use pktflow_traffic::routes::{Route, RouteTable};
-use pktflow_traffic::synth::{SynthConfig, SynthTrace};
+use pktflow_traffic::synth::{PrefixWeighting, SynthConfig, SynthTrace};
 use pktflow_traffic::TracePacket;
 use std::net::Ipv4Addr;
 use std::path::Path;
@@ -26,6 +26,8 @@ pub struct TrafficHints {
     /// Generate on the first interface only: for address translators (NAT), connections start
     /// inside (the first FromDevice) and the far ends' replies come back through the outside.
     pub inside_only: bool,
+    /// How destinations are drawn from the routes (default: the generator's Zipf).
+    pub dst_weighting: Option<PrefixWeighting>,
 }
 
 /// Above this many routes the arrival interface is not adjusted (a linear longest-prefix scan
@@ -159,6 +161,7 @@ impl TrafficHints {
             routes,
             gateways,
             inside_only: translator,
+            dst_weighting: None,
         })
     }
 
@@ -193,6 +196,9 @@ impl TrafficHints {
             seed,
             ..SynthConfig::default()
         };
+        if let Some(w) = self.dst_weighting {
+            cfg.dst_weighting = w;
+        }
         if !self.interfaces.is_empty() {
             let take = if self.inside_only {
                 1

@@ -6,7 +6,7 @@ use crate::neighbors::{arp_reply_for, ip_reply_for};
 use crate::profiler::Profiler;
 use pktflow_elements::Router;
 use pktflow_model::PacketTrace;
-use pktflow_traffic::{PcapReader, TracePacket};
+use pktflow_traffic::{PcapReader, PrefixWeighting, TracePacket};
 use serde_json::json;
 use std::collections::VecDeque;
 use std::path::Path;
@@ -17,6 +17,13 @@ use std::time::Instant;
 pub enum Source {
     Pcap(String),
     Synthetic { packets: u64, seed: u64 },
+    /// Synthetic, with destinations drawn as `dst_weighting` says (e.g. every output port
+    /// equally loaded) instead of the generator's default.
+    SyntheticWeighted {
+        packets: u64,
+        seed: u64,
+        dst_weighting: PrefixWeighting,
+    },
 }
 
 impl Source {
@@ -35,6 +42,13 @@ impl Source {
             Source::Pcap(p) => p.clone(),
             Source::Synthetic { packets, seed } => {
                 format!("{packets} synthetic packets (seed {seed})")
+            }
+            Source::SyntheticWeighted {
+                packets,
+                seed,
+                dst_weighting,
+            } => {
+                format!("{packets} synthetic packets (seed {seed}, destinations {dst_weighting:?})")
             }
         }
     }
@@ -76,6 +90,15 @@ pub fn packets(
         }
         Source::Synthetic { packets, seed } => {
             let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
+            Box::new(hints.generator(*packets, *seed)?.map(Ok))
+        }
+        Source::SyntheticWeighted {
+            packets,
+            seed,
+            dst_weighting,
+        } => {
+            let mut hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
+            hints.dst_weighting = Some(*dst_weighting);
             Box::new(hints.generator(*packets, *seed)?.map(Ok))
         }
     })

@@ -268,6 +268,9 @@ pub enum PrefixWeighting {
     /// 1/r^s, so a few destinations networks receive most of the traffic, as in measured
     /// traces (the default, s = 1).
     Zipf { s: f64 },
+    /// Every next-hop port of the table receives the same share, split evenly among its
+    /// prefixes: a router's output interfaces are equally loaded (a symmetric test set-up).
+    PerPort,
 }
 
 /// Configuration of a synthetic trace. Every field has a default (`{}` in JSON is valid):
@@ -586,6 +589,18 @@ impl SynthTrace {
                         .iter()
                         .map(|&(_, l)| (1u64 << (32 - l as u32)) as f64),
                 ),
+                PrefixWeighting::PerPort => {
+                    let mut per_port: std::collections::HashMap<u16, usize> = Default::default();
+                    for r in &routes.entries {
+                        *per_port.entry(r.next_hop_port).or_default() += 1;
+                    }
+                    Cdf::new(
+                        routes
+                            .entries
+                            .iter()
+                            .map(|r| 1.0 / per_port[&r.next_hop_port] as f64),
+                    )
+                }
                 PrefixWeighting::Zipf { s } => {
                     let mut r4 = rng(seed, 4);
                     for i in (1..dst_prefixes.len()).rev() {
@@ -1457,6 +1472,56 @@ mod tests {
             })
             .count();
         assert!(short as f64 / v.len() as f64 > 0.3, "{short}");
+        // Per port: each next-hop port gets half, however many prefixes it has.
+        let ports = RouteTable {
+            entries: vec![
+                crate::routes::Route {
+                    prefix: 0x0a00_0000,
+                    len: 8,
+                    next_hop_port: 1,
+                    asn: 0,
+                },
+                crate::routes::Route {
+                    prefix: 0x0b00_0000,
+                    len: 8,
+                    next_hop_port: 1,
+                    asn: 0,
+                },
+                crate::routes::Route {
+                    prefix: 0x0c00_0000,
+                    len: 8,
+                    next_hop_port: 1,
+                    asn: 0,
+                },
+                crate::routes::Route {
+                    prefix: 0xc0a8_0100,
+                    len: 24,
+                    next_hop_port: 2,
+                    asn: 0,
+                },
+            ],
+        };
+        let v: Vec<_> = SynthTrace::new(
+            SynthConfig {
+                dst_weighting: PrefixWeighting::PerPort,
+                ..base.clone()
+            },
+            &ports,
+        )
+        .unwrap()
+        .collect();
+        let port2 = v
+            .iter()
+            .filter(|p| {
+                ports
+                    .lookup_linear(parse_ip(&p.data).unwrap().dst)
+                    .unwrap()
+                    .next_hop_port
+                    == 2
+            })
+            .count() as f64
+            / v.len() as f64;
+        assert!((port2 - 0.5).abs() < 0.02, "{port2}");
     }
 
     #[test]
