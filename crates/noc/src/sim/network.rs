@@ -152,6 +152,16 @@ pub struct Network {
     pend: Vec<u64>,
     /// per router: bit set when that VC holds flits and is ACTIVE (or is the circuit VC)
     act: Vec<u64>,
+    /// per router: VCs taken out of `pend` / `act` because nothing can happen to them before a
+    /// known cycle (route computation, VC allocation or injection link still running); their
+    /// bit goes back when the wake-up event of that cycle fires
+    sleep: Vec<u64>,
+    /// wake-up events per slot of a ring of `wring` (a power of two) cycles:
+    /// `node << 7 | to_act << 6 | local VC`
+    wake_events: Vec<Vec<u32>>,
+    wring: usize,
+    /// `now % wring`
+    wslot: usize,
     /// scratch: VC-allocation requests of the current router (local input VC, wanted output VC)
     reqs: Vec<(u8, u8)>,
     // network interfaces
@@ -203,6 +213,11 @@ impl Network {
         let ring = pipe_out.max(arch.circuit_stages) as usize + 1;
         let cring = arch.credit_delay_cycles as usize + 1;
         let nvc = n * PORTS * vt;
+        // longest sleep: an injected head waits for the injection link and route computation
+        let wring = (arch.link_latency_cycles + arch.route_compute_cycles + arch.vc_alloc_cycles)
+            as usize
+            + 1;
+        let wring = wring.next_power_of_two();
         Ok(Network {
             mesh,
             routing,
@@ -253,6 +268,10 @@ impl Network {
             occ: vec![0; n],
             pend: vec![0; n],
             act: vec![0; n],
+            sleep: vec![0; n],
+            wake_events: (0..wring).map(|_| Vec::with_capacity(n * 4)).collect(),
+            wring,
+            wslot: 0,
             reqs: Vec::with_capacity(PORTS * vt),
             srcq: (0..n)
                 .map(|_| std::collections::VecDeque::with_capacity(256))
@@ -375,6 +394,7 @@ impl Network {
         self.deliver_links(t);
         self.deliver_credits();
         self.inject(t);
+        self.wake();
         for node in 0..self.mesh.nodes() {
             if self.pend[node] | self.act[node] != 0 {
                 self.route_and_va(node, t);
@@ -384,6 +404,44 @@ impl Network {
         self.now += 1;
         self.slot = wrap(self.slot + 1, self.ring);
         self.cslot = wrap(self.cslot + 1, self.cring);
+        self.wslot = (self.wslot + 1) & (self.wring - 1);
+    }
+
+    /// Put the VCs whose wait ends this cycle back into their router's `pend` / `act` mask.
+    fn wake(&mut self) {
+        let slot = self.wslot;
+        if self.wake_events[slot].is_empty() {
+            return;
+        }
+        let mut ev = std::mem::take(&mut self.wake_events[slot]);
+        for &e in &ev {
+            let (node, lv) = ((e >> 7) as usize, (e & 63) as usize);
+            let bit = 1u64 << lv;
+            debug_assert!(self.sleep[node] & bit != 0);
+            debug_assert!(self.vcs[node * PORTS * self.vt + lv].len > 0);
+            self.sleep[node] &= !bit;
+            if e & 64 != 0 {
+                self.act[node] |= bit;
+            } else {
+                self.pend[node] |= bit;
+            }
+        }
+        ev.clear();
+        self.wake_events[slot] = ev;
+    }
+
+    /// Take local VC `lv` of `node` out of its masks until cycle `at` (> now): examining it
+    /// before then would change nothing (same results as polling it every cycle).
+    #[inline]
+    fn sleep_until(&mut self, node: usize, lv: usize, to_act: bool, at: u64) {
+        let bit = 1u64 << lv;
+        self.pend[node] &= !bit;
+        self.act[node] &= !bit;
+        self.sleep[node] |= bit;
+        let d = (at - self.now) as usize;
+        debug_assert!(d > 0 && d < self.wring);
+        let s = (self.wslot + d) & (self.wring - 1);
+        self.wake_events[s].push((node as u32) << 7 | (to_act as u32) << 6 | lv as u32);
     }
 
     fn deliver_links(&mut self, t: u64) {
@@ -407,13 +465,14 @@ impl Network {
                     self.vcs[i].head as usize + self.vcs[i].len as usize,
                     self.depth,
                 );
-                self.buf[i * self.depth + pos] = Flit {
+                let f = Flit {
                     arrive: t as u32,
                     ..f
                 };
+                self.buf[i * self.depth + pos] = f;
                 self.vcs[i].len += 1;
                 self.occ[next] += 1;
-                self.mark(next, inport * self.vt + vc as usize, i);
+                self.arrived(next, inport * self.vt + vc as usize, i, f);
             }
         }
         ev.clear();
@@ -558,15 +617,16 @@ impl Network {
                     self.vcs[i].head as usize + self.vcs[i].len as usize,
                     self.depth,
                 );
-                self.buf[i * self.depth + pos] = Flit {
+                let f = Flit {
                     pkt: pid,
                     dst: p.dst as u16,
                     flags: flags | if p.circuit != NONE32 { 4 } else { 0 },
                     arrive: arrive as u32,
                 };
+                self.buf[i * self.depth + pos] = f;
                 self.vcs[i].len += 1;
                 self.occ[node] += 1;
-                self.mark(node, LOCAL * self.vt + vc, i);
+                self.arrived(node, LOCAL * self.vt + vc, i, f);
                 self.flits_injected += 1;
                 self.ni_sent[li] = sent + 1;
                 if sent + 1 == p.flits {
@@ -617,11 +677,34 @@ impl Network {
         (out, k)
     }
 
-    /// Update the router's VC masks after a flit was written into local VC `lv` (global `i`).
+    /// Update the router's VC masks after flit `f` was written into local VC `lv` (global `i`).
+    /// A packet head entering an empty idle VC starts route computation when it becomes
+    /// visible, so it goes straight to the VC-allocation state and sleeps until its route is
+    /// computed; a flit entering an empty active VC sleeps until it is visible and the VC ready.
     #[inline]
-    fn mark(&mut self, node: usize, lv: usize, i: usize) {
+    fn arrived(&mut self, node: usize, lv: usize, i: usize, f: Flit) {
         let bit = 1u64 << lv;
-        if lv % self.vt == self.v || self.vcs[i].state == ACTIVE {
+        if self.sleep[node] & bit != 0 {
+            return;
+        }
+        let circuit_vc = lv % self.vt == self.v;
+        if self.vcs[i].len == 1 && !circuit_vc {
+            if self.vcs[i].state == IDLE && f.flags & 5 == 1 {
+                let ready = f.arrive as u64 + self.rc as u64;
+                self.vcs[i].state = VA;
+                self.vcs[i].ready = ready;
+                self.sleep_until(node, lv, false, ready);
+                return;
+            }
+            if self.vcs[i].state == ACTIVE {
+                let at = self.vcs[i].ready.max(f.arrive as u64);
+                if at > self.now {
+                    self.sleep_until(node, lv, true, at);
+                    return;
+                }
+            }
+        }
+        if circuit_vc || self.vcs[i].state == ACTIVE {
             self.act[node] |= bit;
         } else {
             self.pend[node] |= bit;
@@ -648,7 +731,19 @@ impl Network {
             let i = node * PORTS * vt + lv;
             let f = self.front(i);
             if self.vcs[i].state == IDLE {
-                if f.flags & 1 == 0 || (f.arrive as u64) > t {
+                if f.flags & 1 == 0 {
+                    continue;
+                }
+                if (f.arrive as u64) > t {
+                    if f.flags & 4 == 0 {
+                        // route computation starts when the head becomes visible
+                        let ready = f.arrive as u64 + self.rc as u64;
+                        self.vcs[i].state = VA;
+                        self.vcs[i].ready = ready;
+                        self.sleep_until(node, lv, false, ready);
+                    } else {
+                        self.sleep_until(node, lv, false, f.arrive as u64);
+                    }
                     continue;
                 }
                 if f.flags & 4 != 0 {
@@ -667,6 +762,7 @@ impl Network {
                 self.vcs[i].ready = (f.arrive as u64).max(t) + self.rc as u64;
             }
             if self.vcs[i].ready > t {
+                self.sleep_until(node, lv, false, self.vcs[i].ready);
                 continue;
             }
             // stage 1: this input VC picks one free output VC
@@ -708,8 +804,8 @@ impl Network {
             self.out_busy[oi] = true;
             self.va_rr[oi] = wrap(winner + 1, nreq) as u8;
             self.va_in_rr[i] = wrap(ovc + 1, self.v) as u8;
-            self.pend[node] &= !(1u64 << winner);
-            self.act[node] |= 1u64 << winner;
+            // the switch cannot take it before VC allocation is done (va >= 1)
+            self.sleep_until(node, winner, true, t + self.va as u64);
         }
         self.reqs = reqs;
     }
@@ -821,7 +917,9 @@ impl Network {
                 order &= order - 1;
                 let vc = wrap(ptr + k, v);
                 let i = self.vci(node, port, vc);
-                if self.vcs[i].ready > t || self.front(i).arrive as u64 > t {
+                let at = self.vcs[i].ready.max(self.front(i).arrive as u64);
+                if at > t {
+                    self.sleep_until(node, port * vt + vc, true, at);
                     continue;
                 }
                 let op = self.vcs[i].out_port as usize;
