@@ -23,7 +23,15 @@ use crate::cost::{Mapping, Model, Task};
 use crate::error::TdpmError;
 use crate::heuristic::{self, critical_ppfs, Options, Plan, Steps};
 
-pub const MAPPERS: &[&str] = &["tdpm", "tdpm-s", "comm", "res", "base", "optimal"];
+pub const MAPPERS: &[&str] = &[
+    "tdpm",
+    "tdpm-refine",
+    "tdpm-s",
+    "comm",
+    "res",
+    "base",
+    "optimal",
+];
 
 /// Run the mapper called `name`.
 pub fn map(model: &Model, name: &str, opts: &Options) -> Result<Plan, TdpmError> {
@@ -34,6 +42,14 @@ pub fn map(model: &Model, name: &str, opts: &Options) -> Result<Plan, TdpmError>
                 differentiate_critical: true,
                 ..opts.clone()
             },
+        ),
+        "tdpm-refine" => heuristic::tdpm_refine(
+            model,
+            &Options {
+                differentiate_critical: true,
+                ..opts.clone()
+            },
+            &crate::refine::RefineOptions::default(),
         ),
         "tdpm-s" => heuristic::tdpm(
             model,

@@ -57,6 +57,8 @@ pub struct Steps {
     pub rejected_throughput: u32,
     /// Candidate-list entries pushed (initial + incremental updates).
     pub candidates_pushed: u64,
+    /// The refinement after Figure 4 (`tdpm-refine` only).
+    pub refine: Option<crate::refine::RefineSteps>,
 }
 
 /// Critical PPFs (the critical path of section 4.4, from the profile). A PPF is a candidate for
@@ -139,14 +141,14 @@ impl Ord for Cand {
 /// The coordinator's task list.
 #[derive(Clone)]
 pub(crate) struct State<'m, 'g> {
-    model: &'m Model<'g>,
+    pub model: &'m Model<'g>,
     pub task_of: Vec<usize>,
     pub members: Vec<Vec<usize>>,
     pub alive: Vec<bool>,
     pub dup: Vec<u32>,
     pub crit: Vec<bool>,
-    st: Vec<StaticCost>,
-    comp_x: Vec<f64>,
+    pub st: Vec<StaticCost>,
+    pub comp_x: Vec<f64>,
     version: Vec<u32>,
     stamp: Vec<u32>,
     stamp_now: u32,
@@ -175,7 +177,7 @@ impl<'m, 'g> State<'m, 'g> {
         }
     }
 
-    fn fits(&self, t: usize) -> bool {
+    pub fn fits(&self, t: usize) -> bool {
         self.st[t].code_size <= self.model.m.control_store as u64
     }
 
@@ -403,18 +405,40 @@ impl<'m, 'g> State<'m, 'g> {
     /// that frees MEs that raise the rate (so non-critical tasks normally end on the XScale). Returns
     /// the tasks with their d (0 = XScale) and the copies c (common factor of the d's).
     pub fn assignment(&self) -> (Vec<Task>, u32) {
-        let n = self.model.m.engines;
+        let (on_me, copies) = self.dups();
         let mut ids: Vec<usize> = (0..self.alive.len()).filter(|&t| self.alive[t]).collect();
+        ids.sort_by_key(|&t| self.members[t].iter().min().copied());
+        let tasks = ids
+            .iter()
+            .map(|&t| {
+                let mut ppfs = self.members[t].clone();
+                ppfs.sort_unstable();
+                Task {
+                    ppfs,
+                    dup: on_me[t],
+                }
+            })
+            .collect();
+        (tasks, copies)
+    }
+
+    /// The d of every task slot (0 = XScale or dead) and the copies c of
+    /// [`State::assignment`], without building the task list.
+    pub fn dups(&self) -> (Vec<u32>, u32) {
+        let n = self.model.m.engines;
+        let ids: Vec<usize> = (0..self.alive.len()).filter(|&t| self.alive[t]).collect();
         // "tasks are sorted according to their computed utilization factors. We then map tasks
         // to MEs and the XScale core in a descending order": critical tasks first, then the
         // non-critical ones, each group by utilization.
-        let mut me: Vec<usize> = ids.iter().copied().filter(|&t| self.fits(t)).collect();
-        me.sort_by(|&x, &y| {
-            self.crit[y]
-                .cmp(&self.crit[x])
-                .then(self.work_on(y, 1).total_cmp(&self.work_on(x, 1)))
-                .then(x.cmp(&y))
-        });
+        // (Keys computed once; the order is total, so the unstable sort is deterministic.)
+        let mut keyed: Vec<(bool, f64, usize)> = ids
+            .iter()
+            .copied()
+            .filter(|&t| self.fits(t))
+            .map(|t| (self.crit[t], self.work_on(t, 1), t))
+            .collect();
+        keyed.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(y.1.total_cmp(&x.1)).then(x.2.cmp(&y.2)));
+        let me: Vec<usize> = keyed.into_iter().map(|k| k.2).collect();
         let x_rest: f64 = ids
             .iter()
             .filter(|&&t| !self.fits(t))
@@ -442,19 +466,7 @@ impl<'m, 'g> State<'m, 'g> {
                 *d /= g;
             }
         }
-        ids.sort_by_key(|&t| self.members[t].iter().min().copied());
-        let tasks = ids
-            .iter()
-            .map(|&t| {
-                let mut ppfs = self.members[t].clone();
-                ppfs.sort_unstable();
-                Task {
-                    ppfs,
-                    dup: on_me[t],
-                }
-            })
-            .collect();
-        (tasks, copies)
+        (on_me, copies)
     }
 
     /// H of the current task list under its final assignment, and the per-copy bottleneck
@@ -628,6 +640,51 @@ pub fn tdpm(model: &Model, opts: &Options) -> Result<Plan, TdpmError> {
         } else {
             "tdpm-s".into()
         },
+        mapping,
+        eval,
+        critical: crit,
+        steps,
+    })
+}
+
+/// TDPM-all followed by the refinement of `refine.rs` (`tdpm-refine`): the Figure 4 mapping,
+/// then a local search (move, split, swap, merge; then iterated with random kicks) that keeps
+/// only changes the cost model rates higher, within the evaluation budget. Never below the
+/// Figure 4 mapping under the cost model.
+pub fn tdpm_refine(
+    model: &Model,
+    opts: &Options,
+    ropts: &crate::refine::RefineOptions,
+) -> Result<Plan, TdpmError> {
+    let crit = critical_ppfs(model, opts);
+    let (mut s, mut steps) = run(model, crit.clone(), true);
+    let paper = s.mapping();
+    let paper_eval = model.evaluate(&paper)?;
+    let budget = ropts
+        .budget
+        .unwrap_or_else(|| crate::refine::default_budget(model.g.len(), model.m.engines));
+    let mut r = crate::refine::Refiner::new(&mut s, crit.clone(), budget, ropts.kicks);
+    let start = r.score_unchecked();
+    r.run(start);
+    let rsteps = r.steps.clone();
+    let refined = s.mapping();
+    let refined_eval = model.evaluate(&refined)?;
+    // The search only keeps improvements; this guards the result against rounding in the fast
+    // evaluation (the returned mapping is never rated below Figure 4's by `Model::evaluate`).
+    let (mapping, eval) = if refined_eval.packets_per_second >= paper_eval.packets_per_second {
+        (refined, refined_eval)
+    } else {
+        (paper, paper_eval)
+    };
+    steps.refine = Some(rsteps);
+    steps.duplications = mapping
+        .tasks
+        .iter()
+        .filter(|t| t.dup > 0)
+        .map(|t| t.dup * mapping.copies - 1)
+        .sum();
+    Ok(Plan {
+        mapper: "tdpm-refine".into(),
         mapping,
         eval,
         critical: crit,

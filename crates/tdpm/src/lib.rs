@@ -12,6 +12,7 @@ pub mod gen;
 pub mod graph;
 pub mod heuristic;
 pub mod optimal;
+pub mod refine;
 
 pub use baselines::{map, MAPPERS};
 pub use cost::{Binding, Eval, Machine, Mapping, Model, Task, TaskCost};

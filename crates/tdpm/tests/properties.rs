@@ -1,5 +1,6 @@
 //! Invariants of the mappers on generated PPF graphs (proptest): every mapping is a partition
-//! within the engine budget whose ME tasks fit the control store; TDPM never rates below Base;
+//! within the engine budget whose ME tasks fit the control store; TDPM never rates below Base,
+//! and the refined TDPM never below Figure 4;
 //! the exact optimum is at least every mapper; the fast evaluation inside the heuristic agrees
 //! with the full cost model.
 use pktflow_tdpm::optimal::{optimal, Limits};
@@ -15,7 +16,8 @@ proptest! {
         let model = Model::new(&g, Machine::ixp2400(n).unwrap()).unwrap();
         let base = map(&model, "base", &Options::default()).unwrap();
         let opt = optimal(&model, &Limits::default()).unwrap();
-        for name in ["tdpm", "tdpm-s", "comm", "res", "base"] {
+        let paper = map(&model, "tdpm", &Options::default()).unwrap();
+        for name in ["tdpm", "tdpm-refine", "tdpm-s", "comm", "res", "base"] {
             let p = map(&model, name, &Options::default()).unwrap();
             // A partition of all PPFs.
             let mut seen = vec![false; g.len()];
@@ -39,6 +41,11 @@ proptest! {
             if name.starts_with("tdpm") {
                 prop_assert!(p.eval.packets_per_second >= base.eval.packets_per_second * (1.0 - 1e-9),
                     "{} below base", name);
+            }
+            if name == "tdpm-refine" {
+                prop_assert!(p.eval.packets_per_second >= paper.eval.packets_per_second,
+                    "tdpm-refine {} below Figure 4 {}", p.eval.packets_per_second,
+                    paper.eval.packets_per_second);
             }
         }
     }
