@@ -9,7 +9,7 @@ use std::time::Instant;
 
 fn main() {
     let n = 64;
-    println!("ppfs\tchannels\tcritical\tseconds\tgroupings\tduplications\trejected\tns_per_m(n+m)\ttdpm_s_seconds\ttdpm_s_groupings");
+    println!("ppfs\tchannels\tcritical\tseconds\tgroupings\tduplications\trejected\tns_per_m(n+m)\ttdpm_s_seconds\ttdpm_s_groupings\trefine_seconds\trefine_evaluations\trefine_changes\trefine_gain_pct");
     for m in (100..=1000).step_by(100) {
         let g = gen::generate(&gen::GenParams::large(m, 7));
         let model = Model::new(&g, Machine::ixp2400(n).expect("machine")).expect("model");
@@ -35,8 +35,14 @@ fn main() {
         )
         .expect("plan");
         let ts = t0.elapsed().as_secs_f64();
+        // Figure 4 followed by the refinement (tdpm-refine), whole mapper time.
+        let t0 = Instant::now();
+        let r =
+            heuristic::tdpm_refine(&model, &Options::default(), &Default::default()).expect("plan");
+        let tr = t0.elapsed().as_secs_f64();
+        let rs = r.steps.refine.clone().unwrap_or_default();
         println!(
-            "{m}\t{}\t{}\t{:.4}\t{}\t{}\t{}\t{:.1}\t{:.4}\t{}",
+            "{m}\t{}\t{}\t{:.4}\t{}\t{}\t{}\t{:.1}\t{:.4}\t{}\t{:.4}\t{}\t{}\t{:.2}",
             g.channels.len(),
             p.critical.iter().filter(|&&c| c).count(),
             times[1],
@@ -45,7 +51,11 @@ fn main() {
             s.rejected_control_store + s.rejected_cycle + s.rejected_throughput,
             times[1] * 1e9 / (m as f64 * (n as f64 + m as f64)),
             ts,
-            all.steps.groupings
+            all.steps.groupings,
+            tr,
+            rs.evaluations,
+            rs.moves + rs.splits + rs.swaps + rs.merges,
+            100.0 * (r.eval.packets_per_second / p.eval.packets_per_second - 1.0)
         );
     }
 }
