@@ -196,6 +196,27 @@ mod tests {
             np.control_store.as_ref().unwrap().instructions_per_engine,
             4096
         );
+        let cc = np.control_core.as_ref().unwrap();
+        assert_eq!((cc.cycles_per_instruction, cc.hardware_contexts), (2, 1));
+        assert_eq!(np.np.handoff_storage.as_deref(), Some("dram"));
+        assert_eq!(np.np.handoff_requests, 1);
+        // npire charges no hand-off (seed 000 has no such cost).
+        let n = Arch::load("npire").unwrap();
+        assert_eq!(n.as_np().unwrap().np.handoff_requests, 0);
+    }
+
+    #[test]
+    fn handoff_and_control_core_are_validated() {
+        let ixp = PRESETS.iter().find(|p| p.0 == "ixp2400").unwrap().1;
+        let bad = ixp.replace("handoff_storage = \"dram\"", "handoff_storage = \"ring\"");
+        let e = Arch::from_toml(&bad, "h.toml").unwrap_err();
+        assert!(
+            e.contains("np.handoff_storage names unknown storage 'ring'"),
+            "{e}"
+        );
+        let bad = ixp.replace("hardware_contexts = 1", "hardware_contexts = 0");
+        let e = Arch::from_toml(&bad, "c.toml").unwrap_err();
+        assert!(e.contains("control_core.hardware_contexts"), "{e}");
     }
 
     #[test]

@@ -31,10 +31,29 @@ pub struct PeParams {
     /// requests. 4 on the 32-bit NPs of the presets.
     #[serde(default = "default_word_bytes")]
     pub memory_word_bytes: u32,
+    /// Storage device through which a packet is handed from one task group to another (seed
+    /// 001 section 3: a task "must load packet header data from DRAM at its input channels and
+    /// if the task modifies the packet header, it must write the changes back to DRAM before
+    /// sending the packet to its output channels"). None: hand-offs cost nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handoff_storage: Option<String>,
+    /// Requests on each side of one hand-off between task groups, to `handoff_storage`: the
+    /// receiving task reads this many, the sending task writes this many when it modified the
+    /// packet. 0 (the default) turns hand-off costs off.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub handoff_requests: u32,
 }
 
 fn default_word_bytes() -> u32 {
     4
+}
+
+fn is_zero(x: &u32) -> bool {
+    *x == 0
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -95,7 +114,12 @@ pub struct ControlStore {
 pub struct ControlCore {
     pub name: String,
     pub frequency_mhz: u32,
+    /// Core cycles per instruction (the timing simulator converts to PE cycles with the two
+    /// clocks).
     pub cycles_per_instruction: u32,
+    /// Hardware thread contexts of the core (1: a single-threaded core).
+    #[serde(default = "one")]
+    pub hardware_contexts: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -187,6 +211,27 @@ impl NpArch {
                     "memory_map.{ty} names unknown storage '{dev}' (storage: {})",
                     keys(&self.storage)
                 ));
+            }
+        }
+        if let Some(dev) = &p.handoff_storage {
+            if !self.storage.contains_key(dev) {
+                e.push(format!(
+                    "np.handoff_storage names unknown storage '{dev}' (storage: {})",
+                    keys(&self.storage)
+                ));
+            }
+        } else if p.handoff_requests > 0 {
+            e.push("np.handoff_requests > 0 needs np.handoff_storage (a storage device)".into());
+        }
+        if let Some(cc) = &self.control_core {
+            if cc.frequency_mhz == 0 {
+                e.push("control_core.frequency_mhz must be positive".to_string());
+            }
+            if cc.cycles_per_instruction == 0 {
+                e.push("control_core.cycles_per_instruction must be at least 1".to_string());
+            }
+            if cc.hardware_contexts == 0 {
+                e.push("control_core.hardware_contexts must be at least 1".to_string());
             }
         }
         if let Some(cs) = &self.control_store {

@@ -41,12 +41,16 @@ fn mapping_json(p: &Prepared, log: &MapperLog) -> serde_json::Value {
         .iter()
         .enumerate()
         .map(|(i, t)| {
-            serde_json::json!({
+            let mut v = serde_json::json!({
                 "element": p.names[i],
                 "pes": t.pes,
                 "max_concurrent": if t.max_concurrent == u32::MAX { None } else { Some(t.max_concurrent) },
                 "weight_cycles_per_packet": log.weights.get(i),
-            })
+            });
+            if let Some(g) = t.group {
+                v["group"] = g.into();
+            }
+            v
         })
         .collect();
     serde_json::json!({"tasks": tasks, "mapper": log})

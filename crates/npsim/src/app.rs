@@ -11,6 +11,7 @@ use pktflow_arch::np::NpArch;
 use pktflow_profile::run::{Run, Source};
 use pktflow_traffic::PrefixWeighting;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// Which application, traffic, architecture, PE count and replication scope.
@@ -35,6 +36,145 @@ pub struct AppSpec {
     /// How synthetic packets' destinations are drawn from the application's routes (none: the
     /// generator's Zipf default; `{"kind": "per_port"}` loads every output port equally).
     pub destinations: Option<PrefixWeighting>,
+    /// An explicit mapping by element name (`{"rt": {"pes": [2, 3], "group": 0}, "arp":
+    /// {"pes": "xscale"}}`): the named elements replace their place in the round-robin default
+    /// (the mapper must be `round-robin`); elements not named keep it. See [`ElementMap`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mapping: Option<BTreeMap<String, ElementMap>>,
+}
+
+/// Where one element runs in an explicit mapping ([`AppSpec::mapping`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementMap {
+    /// PE indices (0 to pes-1) and/or the control core by name (`"xscale"`, or the
+    /// `[control_core] name` of the architecture; its index is `pes`); a list or one of them.
+    pub pes: PeList,
+    /// Task group for hand-off costs ([`TaskMap::group`]); none = no hand-off at its edges.
+    #[serde(default)]
+    pub group: Option<u32>,
+    /// Instances that may run at once (default: any free context of its PEs).
+    #[serde(default)]
+    pub max_concurrent: Option<u32>,
+}
+
+/// One PE or a list of PEs ([`ElementMap::pes`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PeList {
+    One(PeRef),
+    Many(Vec<PeRef>),
+}
+
+/// A PE by index, or the control core by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum PeRef {
+    Index(u32),
+    Name(String),
+}
+
+impl ElementMap {
+    /// On PEs `pes` (the control core: index `pe_count`), unlimited instances.
+    pub fn on(pes: Vec<u32>, group: Option<u32>) -> ElementMap {
+        ElementMap {
+            pes: PeList::Many(pes.into_iter().map(PeRef::Index).collect()),
+            group,
+            max_concurrent: None,
+        }
+    }
+    /// On the control core.
+    pub fn control_core(group: Option<u32>) -> ElementMap {
+        ElementMap {
+            pes: PeList::One(PeRef::Name("xscale".into())),
+            group,
+            max_concurrent: None,
+        }
+    }
+}
+
+/// Apply an explicit mapping by element name to `mapping` (`pes` processing PEs; the control
+/// core, if the architecture has one, is PE `pes`). Errors name the element.
+pub fn apply_explicit(
+    mapping: &mut Mapping,
+    names: &[String],
+    explicit: &BTreeMap<String, ElementMap>,
+    pes: u32,
+    arch: &NpArch,
+    arch_name: &str,
+) -> Result<(), String> {
+    for (name, em) in explicit {
+        let Some(i) = names.iter().position(|n| n == name) else {
+            let mut known = names.to_vec();
+            known.sort();
+            let more = known.len() > 30;
+            known.truncate(30);
+            return Err(format!(
+                "mapping: unknown element '{name}' (the application's elements: {}{})",
+                known.join(", "),
+                if more { ", ..." } else { "" }
+            ));
+        };
+        let refs: Vec<&PeRef> = match &em.pes {
+            PeList::One(r) => vec![r],
+            PeList::Many(v) => v.iter().collect(),
+        };
+        if refs.is_empty() {
+            return Err(format!("mapping: element '{name}' has no PE"));
+        }
+        let mut list = Vec::with_capacity(refs.len());
+        for r in refs {
+            let p = match r {
+                PeRef::Index(p) if *p < pes => *p,
+                PeRef::Index(p) => {
+                    return Err(format!(
+                        "mapping: element '{name}' is mapped to PE {p} but there are {pes} PEs \
+                         (0 to {}{})",
+                        pes - 1,
+                        if arch.control_core.is_some() {
+                            "; the control core is \"xscale\""
+                        } else {
+                            ""
+                        }
+                    ))
+                }
+                PeRef::Name(n) => {
+                    let is_cc = n.eq_ignore_ascii_case("xscale")
+                        || n.eq_ignore_ascii_case("control_core")
+                        || arch
+                            .control_core
+                            .as_ref()
+                            .is_some_and(|c| c.name.eq_ignore_ascii_case(n));
+                    if !is_cc {
+                        return Err(format!(
+                            "mapping: element '{name}': unknown PE '{n}' (a PE index or \"xscale\")"
+                        ));
+                    }
+                    if arch.control_core.is_none() {
+                        return Err(format!(
+                            "mapping: element '{name}' is mapped to the control core but \
+                             architecture '{arch_name}' has none ([control_core])"
+                        ));
+                    }
+                    pes
+                }
+            };
+            if !list.contains(&p) {
+                list.push(p);
+            }
+        }
+        if em.max_concurrent == Some(0) {
+            return Err(format!(
+                "mapping: element '{name}' allows 0 concurrent instances"
+            ));
+        }
+        mapping.tasks[i] = TaskMap {
+            pes: list,
+            max_concurrent: em.max_concurrent.unwrap_or(u32::MAX),
+            group: em.group,
+        };
+    }
+    Ok(())
 }
 
 impl Default for AppSpec {
@@ -50,6 +190,7 @@ impl Default for AppSpec {
             subset_size: 4,
             mapper: "round-robin".into(),
             destinations: None,
+            mapping: None,
         }
     }
 }
@@ -104,13 +245,23 @@ impl Prepared {
             .iter()
             .map(|e| is_interface_class(&e.class))
             .collect();
-        let mapping = Mapping::default_for(
+        let mut mapping = Mapping::default_for(
             &iface,
             pes,
             np.np.interface_pes,
             spec.replication,
             spec.subset_size,
         )?;
+        if let Some(explicit) = &spec.mapping {
+            if MapperKind::parse(&spec.mapper)? != MapperKind::RoundRobin {
+                return Err(format!(
+                    "an explicit mapping replaces the mapper: use mapper round-robin (the \
+                     default), not '{}'",
+                    spec.mapper
+                ));
+            }
+            apply_explicit(&mut mapping, &names, explicit, pes, &np, &spec.arch)?;
+        }
         Ok(Prepared {
             arch: np,
             pes,
@@ -177,13 +328,7 @@ impl Prepared {
     pub fn measure(&self, cfg: &SimConfig, inter_arrival_cycles: f64) -> Result<Profile, String> {
         let n = self.names.len();
         let m = Mapping {
-            tasks: vec![
-                TaskMap {
-                    pes: vec![0],
-                    max_concurrent: u32::MAX
-                };
-                n
-            ],
+            tasks: vec![TaskMap::new(vec![0], u32::MAX); n],
         };
         let (pes, inf) = m.infinite(1);
         let c = SimConfig {
@@ -409,4 +554,90 @@ impl Prepared {
 
 fn max_load(l: &[f64]) -> f64 {
     l.iter().copied().fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(arch: &str, mapping: &str) -> AppSpec {
+        AppSpec {
+            app: "router".into(),
+            packets: 50,
+            arch: arch.into(),
+            mapping: Some(serde_json::from_str(mapping).unwrap()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn explicit_mapping_by_element_name() {
+        let p = Prepared::new(&spec(
+            "ixp2400",
+            r#"{"rt": {"pes": [3, 2, 3], "group": 4, "max_concurrent": 5},
+                "arpq0": {"pes": "xscale"}, "out0": {"pes": ["XScale", 7]}}"#,
+        ))
+        .unwrap();
+        let t = |n: &str| &p.mapping.tasks[p.names.iter().position(|x| x == n).unwrap()];
+        assert_eq!(t("rt").pes, vec![3, 2]);
+        assert_eq!(t("rt").group, Some(4));
+        assert_eq!(t("rt").max_concurrent, 5);
+        // The control core is PE `pes` (8 MEs on ixp2400).
+        assert_eq!(t("arpq0").pes, vec![8]);
+        assert_eq!(t("arpq0").max_concurrent, u32::MAX);
+        assert_eq!(t("out0").pes, vec![8, 7]);
+        // Unnamed elements keep the round-robin default.
+        let d = Prepared::new(&AppSpec {
+            mapping: None,
+            ..spec("ixp2400", "{}")
+        })
+        .unwrap();
+        let i = p.names.iter().position(|x| x == "c1").unwrap();
+        assert_eq!(p.mapping.tasks[i], d.mapping.tasks[i]);
+        // And it simulates, the control core listed last among the PEs.
+        let r = p
+            .simulate(&SimConfig {
+                inter_arrival_cycles: 5000.0,
+                warmup_packets: 10,
+                ..Default::default()
+            })
+            .unwrap();
+        assert!(
+            r.invariant_violations.is_empty(),
+            "{:?}",
+            r.invariant_violations
+        );
+        assert_eq!(r.pes.len(), 9);
+        assert!(r.pes[8].control_core && r.pes[8].busy > 0.0);
+    }
+
+    #[test]
+    fn explicit_mapping_errors_name_the_element() {
+        let e = |arch: &str, m: &str| Prepared::new(&spec(arch, m)).err().unwrap();
+        let x = e("ixp2400", r#"{"no_such_element": {"pes": [2]}}"#);
+        assert!(x.contains("unknown element 'no_such_element'"), "{x}");
+        let x = e("ixp2400", r#"{"rt": {"pes": [8]}}"#);
+        assert!(
+            x.contains("element 'rt' is mapped to PE 8 but there are 8 PEs"),
+            "{x}"
+        );
+        let x = e("ixp2400", r#"{"rt": {"pes": []}}"#);
+        assert!(x.contains("element 'rt' has no PE"), "{x}");
+        let x = e("ixp2400", r#"{"rt": {"pes": "arm"}}"#);
+        assert!(x.contains("element 'rt': unknown PE 'arm'"), "{x}");
+        let x = e("ixp2400", r#"{"rt": {"pes": 2, "max_concurrent": 0}}"#);
+        assert!(x.contains("element 'rt' allows 0"), "{x}");
+        let x = e("npire", r#"{"rt": {"pes": "xscale"}}"#);
+        assert!(
+            x.contains(
+                "element 'rt' is mapped to the control core but architecture 'npire' has none"
+            ),
+            "{x}"
+        );
+        let mut s = spec("ixp2400", r#"{"rt": {"pes": 2}}"#);
+        s.mapper = "greedy".into();
+        assert!(Prepared::new(&s).err().unwrap().contains("round-robin"));
+        // Unknown fields are refused by the JSON parser.
+        assert!(serde_json::from_str::<ElementMap>(r#"{"pes": 1, "grup": 2}"#).is_err());
+    }
 }

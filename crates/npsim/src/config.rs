@@ -34,11 +34,30 @@ impl Replication {
 }
 
 /// Where one task runs: the PEs whose contexts may take its instances from its (shared) queue,
-/// and how many instances may run at once (1 = not replicated).
+/// and how many instances may run at once (1 = not replicated). PE index `pe_count` is the
+/// architecture's control core (the XScale of `ixp2400`) when it has one.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskMap {
     pub pes: Vec<u32>,
     pub max_concurrent: u32,
+    /// Task group (seed 001: the elements grouped into one task). When a packet's next visit
+    /// runs in another group, the sender writes and the receiver reads the packet header
+    /// through the architecture's `handoff_storage` (`np.handoff_requests` each; the write only
+    /// when the sender's group modified the packet). None: the task takes no part in hand-offs
+    /// (interface tasks; every task of the mappers here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+}
+
+impl TaskMap {
+    /// A task on `pes` with no group.
+    pub fn new(pes: Vec<u32>, max_concurrent: u32) -> TaskMap {
+        TaskMap {
+            pes,
+            max_concurrent,
+            group: None,
+        }
+    }
 }
 
 /// Tasks (one per element, by element index) to PEs.
@@ -94,10 +113,7 @@ impl Mapping {
                 if is_if {
                     let pe = ifaces[ni % ifaces.len()];
                     ni += 1;
-                    TaskMap {
-                        pes: vec![pe],
-                        max_concurrent: conc,
-                    }
+                    TaskMap::new(vec![pe], conc)
                 } else {
                     let k = np;
                     np += 1;
@@ -106,10 +122,7 @@ impl Mapping {
                         Replication::Subset => groups[k % groups.len()].clone(),
                         Replication::Global => proc.clone(),
                     };
-                    TaskMap {
-                        pes,
-                        max_concurrent: conc,
-                    }
+                    TaskMap::new(pes, conc)
                 }
             })
             .collect();
@@ -129,6 +142,7 @@ impl Mapping {
             .map(|(i, t)| TaskMap {
                 pes: (i as u32 * k..(i as u32 + 1) * k).collect(),
                 max_concurrent: t.max_concurrent,
+                group: t.group,
             })
             .collect();
         (self.tasks.len() as u32 * k, Mapping { tasks })

@@ -231,10 +231,7 @@ pub fn mapping_from(
         .enumerate()
         .map(|(t, &home)| {
             if !replicated[t] || rep == Replication::None {
-                return TaskMap {
-                    pes: vec![home],
-                    max_concurrent: 1,
-                };
+                return TaskMap::new(vec![home], 1);
             }
             let pes = if iface[t] {
                 vec![home]
@@ -250,10 +247,7 @@ pub fn mapping_from(
                     Replication::Global => proc.clone(),
                 }
             };
-            TaskMap {
-                pes,
-                max_concurrent: u32::MAX,
-            }
+            TaskMap::new(pes, u32::MAX)
         })
         .collect();
     Mapping { tasks }
@@ -657,13 +651,7 @@ mod tests {
         );
         assert_eq!(m.tasks[0].pes, vec![0]);
         assert_eq!(m.tasks[1].pes, vec![2, 3, 4]);
-        assert_eq!(
-            m.tasks[2],
-            TaskMap {
-                pes: vec![5],
-                max_concurrent: 1
-            }
-        );
+        assert_eq!(m.tasks[2], TaskMap::new(vec![5], 1));
         let g = mapping_from(
             &assign,
             &iface,
@@ -683,13 +671,7 @@ mod tests {
             Replication::Pe,
             3,
         );
-        assert_eq!(
-            p.tasks[1],
-            TaskMap {
-                pes: vec![3],
-                max_concurrent: u32::MAX
-            }
-        );
+        assert_eq!(p.tasks[1], TaskMap::new(vec![3], u32::MAX));
         let n = mapping_from(
             &assign,
             &iface,

@@ -21,6 +21,10 @@ use pktflow_model::{AccessKind, MemAccess, MemType, PacketTrace};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
+/// Storage index of a packet hand-off request ([`Op::Mem`]); the simulator routes it to the
+/// architecture's `np.handoff_storage` (real storage indices stay below 255).
+pub const HANDOFF_STORAGE: u8 = u8::MAX;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     /// Cycles of computation.

@@ -6,7 +6,7 @@
 //! steady state. Events are kept in a binary heap ordered by (time, sequence number), so ties
 //! are broken first-in first-out and a run is deterministic.
 use crate::config::{LockRelease, Mapping, Scheduling, SimConfig};
-use crate::prog::{CompileParams, Compiler, Op};
+use crate::prog::{mix, CompileParams, Compiler, Op, HANDOFF_STORAGE};
 use crate::stats::*;
 use crate::TraceSource;
 use pktflow_arch::np::{BusOrganization, NpArch};
@@ -83,6 +83,10 @@ struct Pe {
     t_last: u64,
     acc: [u64; 4], // busy, memory, lock, idle
     kicked: bool,
+    /// Compute cycles of this PE per PE-clock cycle of the compiled program, as a fraction
+    /// (num, den): (1, 1) on the processing PEs; the control core's CPI and clock relative to
+    /// theirs on the control core.
+    cpi_scale: (u64, u64),
     /// FIFO scheduling and some task of this PE may be unable to start an instance while a
     /// context is free (head-of-line blocking possible).
     may_block: bool,
@@ -104,6 +108,10 @@ struct Task {
     drops: u64,
     busy: u64,
     occ: u64,
+    /// Hand-off group ([`crate::TaskMap::group`]).
+    group: Option<u32>,
+    handoff_reads: u64,
+    handoff_writes: u64,
 }
 
 struct Lock {
@@ -199,15 +207,30 @@ struct BusHw {
     first: u32,
 }
 
+/// Packet hand-offs between task groups (seed 001 section 3; `np.handoff_*` of the preset).
+#[derive(Clone, Copy)]
+struct Handoff {
+    storage: usize,
+    requests: u32,
+}
+
 /// The simulator of one configuration. Build with [`Sim::new`], then [`Sim::run`].
 pub struct Sim {
     cfg: SimConfig,
     release_on_issue: bool,
     pe_count: u32,
+    /// The control core's PE index (`pe_count`) when some task is mapped to it.
+    control_pe: Option<u32>,
     freq_mhz: u32,
     pending_limit: u32,
     cs_latency: u64,
-    handoff: u64,
+    lock_handoff: u64,
+    /// Hand-off costs, when the architecture has them and some task has a group.
+    handoff: Option<Handoff>,
+    /// Scratch for inserting hand-off requests into a packet's program.
+    ho_ops: Vec<Op>,
+    ho_vstart: Vec<u32>,
+    ho_wrote: Vec<bool>,
     queue_cap: u32,
     names: Vec<String>,
     storages: Vec<StorageHw>,
@@ -267,13 +290,45 @@ impl Sim {
         if !errs.is_empty() {
             return Err(format!("architecture: {}", errs.join("; ")));
         }
-        mapping.validate(pe_count)?;
         if mapping.tasks.len() != names.len() {
             return Err(format!(
                 "mapping has {} tasks but the application has {} elements",
                 mapping.tasks.len(),
                 names.len()
             ));
+        }
+        // The control core (PE `pe_count`) exists in the run when some task is mapped to it.
+        let uses_control = mapping.tasks.iter().any(|t| t.pes.contains(&pe_count));
+        let control = a.control_core.clone().filter(|_| uses_control);
+        let total_pes = pe_count + control.is_some() as u32;
+        for (i, t) in mapping.tasks.iter().enumerate() {
+            let name = &names[i];
+            if t.pes.is_empty() {
+                return Err(format!("mapping: element '{name}' (task {i}) has no PE"));
+            }
+            if t.max_concurrent == 0 {
+                return Err(format!(
+                    "mapping: element '{name}' (task {i}) allows 0 concurrent instances"
+                ));
+            }
+            if let Some(p) = t.pes.iter().find(|&&p| p >= total_pes) {
+                return Err(if *p == pe_count {
+                    format!(
+                        "mapping: element '{name}' (task {i}) is mapped to PE {p}, the control \
+                         core's index, but the architecture has no [control_core]"
+                    )
+                } else {
+                    format!(
+                        "mapping: element '{name}' (task {i}) is mapped to PE {p} but there are \
+                         {pe_count} PEs{}",
+                        if a.control_core.is_some() {
+                            format!(" (and the control core, PE {pe_count})")
+                        } else {
+                            String::new()
+                        }
+                    )
+                });
+            }
         }
         let np = &a.np;
         let cap = np.queue_size_requests as usize;
@@ -297,7 +352,9 @@ impl Sim {
                         .collect()
                 }
                 BusOrganization::Shared => vec![name.clone()],
-                BusOrganization::PerPe => (0..pe_count).map(|p| format!("{name}[pe{p}]")).collect(),
+                BusOrganization::PerPe => {
+                    (0..total_pes).map(|p| format!("{name}[pe{p}]")).collect()
+                }
             };
             for n in inst {
                 buses.push(Res::new(n, occ, pip, pip, cap, usize::MAX));
@@ -335,7 +392,7 @@ impl Sim {
                 )
             };
             let first_chan = chans.len() as u32;
-            let copies = if s.private_per_pe { pe_count } else { 1 };
+            let copies = if s.private_per_pe { total_pes } else { 1 };
             for p in 0..copies {
                 for c in 0..s.channels {
                     let n = if s.private_per_pe {
@@ -369,26 +426,46 @@ impl Sim {
         ] {
             route[t as usize] = idx(d);
         }
-        // PEs, contexts, tasks.
+        // PEs, contexts, tasks. The control core, when used, is PE `pe_count`: its own contexts,
+        // and its CPI at its clock converted to PE cycles (the compiled program counts PE
+        // cycles at the PEs' CPI).
         let nctx = np.hardware_contexts_per_pe;
-        let mut pes: Vec<Pe> = (0..pe_count)
-            .map(|p| Pe {
-                ready: VecDeque::with_capacity(nctx as usize),
+        let pe_ctx: Vec<u32> = (0..total_pes)
+            .map(|p| match &control {
+                Some(cc) if p == pe_count => cc.hardware_contexts,
+                _ => nctx,
+            })
+            .collect();
+        let cpi_scale = |p: u32| match &control {
+            Some(cc) if p == pe_count => {
+                let num = cc.cycles_per_instruction as u64 * np.pe_frequency_mhz as u64;
+                let den = np.cycles_per_instruction as u64 * cc.frequency_mhz as u64;
+                let g = gcd(num, den);
+                (num / g, den / g)
+            }
+            _ => (1, 1),
+        };
+        let mut pes: Vec<Pe> = Vec::with_capacity(total_pes as usize);
+        let mut ctxs: Vec<Ctx> = Vec::new();
+        for p in 0..total_pes {
+            let first = ctxs.len() as u32;
+            let n = pe_ctx[p as usize];
+            pes.push(Pe {
+                ready: VecDeque::with_capacity(n as usize),
                 running: NONE,
                 last_ran: NONE,
-                free: (0..nctx).rev().map(|c| p * nctx + c).collect(),
+                free: (0..n).rev().map(|c| first + c).collect(),
                 tasks: Vec::new(),
                 n_mem: 0,
                 n_lock: 0,
                 t_last: 0,
                 acc: [0; 4],
                 kicked: false,
+                cpi_scale: cpi_scale(p),
                 may_block: false,
-            })
-            .collect();
-        let ctxs = (0..pe_count * nctx)
-            .map(|c| Ctx {
-                pe: c / nctx,
+            });
+            ctxs.extend((0..n).map(|_| Ctx {
+                pe: p,
                 state: CState::Free,
                 slot: NONE,
                 task: NONE,
@@ -398,12 +475,13 @@ impl Sim {
                 lock: NONE,
                 drain: false,
                 start: 0,
-            })
-            .collect();
-        let total_ctx = (pe_count * nctx) as usize;
+            }));
+        }
+        let total_ctx = ctxs.len();
         if cfg.scheduling == Scheduling::Fifo {
             for t in &mapping.tasks {
-                if (t.max_concurrent as u64) < nctx as u64 * t.pes.len() as u64 {
+                let contexts: u64 = t.pes.iter().map(|&p| pe_ctx[p as usize] as u64).sum();
+                if (t.max_concurrent as u64) < contexts {
                     for &p in &t.pes {
                         pes[p as usize].may_block = true;
                     }
@@ -433,6 +511,9 @@ impl Sim {
                     drops: 0,
                     busy: 0,
                     occ: 0,
+                    group: t.group,
+                    handoff_reads: 0,
+                    handoff_writes: 0,
                 }
             })
             .collect();
@@ -449,14 +530,28 @@ impl Sim {
             c.blocked_buses.reserve(nb);
         }
         let ntasks = names.len();
+        let handoff = match &np.handoff_storage {
+            Some(dev) if np.handoff_requests > 0 && tasks.iter().any(|t| t.group.is_some()) => {
+                Some(Handoff {
+                    storage: a.storage.keys().position(|k| k == dev).expect("validated"),
+                    requests: np.handoff_requests,
+                })
+            }
+            _ => None,
+        };
         Ok(Sim {
             cfg: cfg.clone(),
             release_on_issue: cfg.lock_release == LockRelease::AfterIssue,
             pe_count,
+            control_pe: control.map(|_| pe_count),
             freq_mhz: np.pe_frequency_mhz,
             pending_limit: np.pending_loads_per_context,
             cs_latency: np.context_switch_latency_cycles as u64,
-            handoff: np.lock_handoff_cycles as u64,
+            lock_handoff: np.lock_handoff_cycles as u64,
+            handoff,
+            ho_ops: Vec::new(),
+            ho_vstart: Vec::new(),
+            ho_wrote: Vec::new(),
             queue_cap: np.queue_size_requests,
             names,
             storages,
@@ -488,7 +583,7 @@ impl Sim {
             free_reqs: Vec::with_capacity(total_ctx * 4),
             slots: Vec::new(),
             free_slots: Vec::new(),
-            kicks: Vec::with_capacity(pe_count as usize),
+            kicks: Vec::with_capacity(total_pes as usize),
             injected: 0,
             delivered: 0,
             app_drops: 0,
@@ -621,6 +716,18 @@ impl Sim {
                     held_total: 0,
                     acquisitions: 0,
                 });
+            }
+            if let Some(h) = self.handoff {
+                insert_handoffs(
+                    h,
+                    t,
+                    &self.tasks,
+                    self.cfg.seed,
+                    slot,
+                    &mut self.ho_ops,
+                    &mut self.ho_vstart,
+                    &mut self.ho_wrote,
+                );
             }
             slot.id = t.packet;
             slot.arrival = self.now;
@@ -923,13 +1030,19 @@ impl Sim {
             let op = self.slots[ctx.slot as usize].ops[ctx.op as usize];
             match op {
                 Op::Compute(n) => {
-                    let t = ctx.task;
+                    let (t, pe) = (ctx.task, ctx.pe);
                     self.ctxs[c as usize].op += 1;
                     if n == 0 {
                         continue;
                     }
-                    self.tasks[t as usize].busy += n as u64;
-                    self.push(n as u64, Kind::ComputeDone, c);
+                    let (num, den) = self.pes[pe as usize].cpi_scale;
+                    let cycles = if den == 1 {
+                        n as u64 * num
+                    } else {
+                        (n as u64 * num).div_ceil(den)
+                    };
+                    self.tasks[t as usize].busy += cycles;
+                    self.push(cycles, Kind::ComputeDone, c);
                     return Step::Computing;
                 }
                 Op::Mem {
@@ -937,6 +1050,10 @@ impl Sim {
                     write,
                     hash,
                 } => {
+                    let (storage, handoff) = match self.handoff {
+                        Some(h) if storage == HANDOFF_STORAGE => (h.storage as u8, true),
+                        _ => (storage, false),
+                    };
                     if !write && ctx.loads >= self.pending_limit {
                         self.ctxs[c as usize].drain = false;
                         self.set_state(c, CState::WaitMem);
@@ -951,6 +1068,14 @@ impl Sim {
                         ctx.writes += 1;
                     } else {
                         ctx.loads += 1;
+                    }
+                    if handoff {
+                        let t = &mut self.tasks[ctx.task as usize];
+                        if write {
+                            t.handoff_writes += 1;
+                        } else {
+                            t.handoff_reads += 1;
+                        }
                     }
                     // Context switch on every long-latency access (seed 000 section 3.2).
                     if self.storages[storage as usize].bus.is_some() {
@@ -1022,10 +1147,10 @@ impl Sim {
                 let wc = &mut self.ctxs[w as usize];
                 wc.lock = l;
                 wc.op += 1;
-                if self.handoff == 0 {
+                if self.lock_handoff == 0 {
                     self.make_ready(w);
                 } else {
-                    self.push(self.handoff, Kind::LockGrant, w);
+                    self.push(self.lock_handoff, Kind::LockGrant, w);
                 }
             }
         }
@@ -1257,7 +1382,7 @@ impl Sim {
     fn finish(mut self, wall: f64) -> Result<SimReport, String> {
         let now = self.now;
         let total = now.max(1) as f64;
-        for p in 0..self.pe_count {
+        for p in 0..self.pes.len() as u32 {
             self.pe_acct(p);
         }
         // Invariants at the end: everything left, nothing held.
@@ -1294,6 +1419,7 @@ impl Sim {
                 let f = |k: usize| p.acc[k] as f64 / total;
                 PeStats {
                     pe: i as u32,
+                    control_core: self.control_pe == Some(i as u32),
                     busy: f(0),
                     memory_wait: f(1),
                     lock_wait: f(2),
@@ -1379,6 +1505,8 @@ impl Sim {
                 dropped: t.drops,
                 busy_cycles: t.busy,
                 occupancy_cycles: t.occ,
+                handoff_reads: t.handoff_reads,
+                handoff_writes: t.handoff_writes,
             })
             .collect();
         let mut np_drops = BTreeMap::new();
@@ -1463,4 +1591,86 @@ enum Step {
     Yield,
     Blocked,
     Finished,
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+/// Insert the hand-off requests of seed 001 section 3 into a compiled packet program: where the
+/// packet's next visit runs in another task group, the receiving visit starts with
+/// `requests` reads of the hand-off storage (when its task has a group) and the sending visit
+/// ends with `requests` writes (when its task has a group and some visit since the packet
+/// entered that group wrote packet data: "if the task modifies the packet header, it must
+/// write the changes back ... before sending the packet"). The packet's arrival counts as
+/// coming from no group; nothing is written after its last visit.
+#[allow(clippy::too_many_arguments)]
+fn insert_handoffs(
+    h: Handoff,
+    t: &pktflow_model::PacketTrace,
+    tasks: &[Task],
+    seed: u64,
+    slot: &mut Slot,
+    ops: &mut Vec<Op>,
+    vstart: &mut Vec<u32>,
+    wrote: &mut Vec<bool>,
+) {
+    let nv = slot.vtask.len();
+    let group = |k: usize| tasks.get(slot.vtask[k] as usize).and_then(|x| x.group);
+    wrote.clear();
+    wrote.extend(t.visits.iter().map(|v| {
+        t.accesses_of(v)
+            .iter()
+            .any(|a| a.mem == MemType::PacketData && a.kind == pktflow_model::AccessKind::Write)
+    }));
+    let hash = |k: usize, side: u64| {
+        mix(seed ^ t.packet.wrapping_mul(0x1_0000_0001) ^ ((k as u64) << 32) ^ (side << 62)) as u32
+    };
+    ops.clear();
+    vstart.clear();
+    let mut dirty = false; // the packet was modified since it entered the current group
+    for k in 0..nv {
+        let g = group(k);
+        let prev = if k == 0 { None } else { group(k - 1) };
+        let entering = k == 0 || g != prev;
+        if entering {
+            dirty = false;
+        }
+        dirty |= wrote.get(k).copied().unwrap_or(false);
+        vstart.push(ops.len() as u32);
+        if g.is_some() && entering {
+            for _ in 0..h.requests {
+                ops.push(Op::Mem {
+                    storage: HANDOFF_STORAGE,
+                    write: false,
+                    hash: hash(k, 0),
+                });
+            }
+        }
+        let from = slot.vstart[k] as usize;
+        let to = if k + 1 < nv {
+            slot.vstart[k + 1] as usize
+        } else {
+            slot.ops.len()
+        };
+        // The visit's program ends with `End`; the writes go just before it.
+        ops.extend_from_slice(&slot.ops[from..to - 1]);
+        let leaving = k + 1 < nv && group(k + 1) != g;
+        if g.is_some() && leaving && dirty {
+            for _ in 0..h.requests {
+                ops.push(Op::Mem {
+                    storage: HANDOFF_STORAGE,
+                    write: true,
+                    hash: hash(k, 1),
+                });
+            }
+        }
+        ops.push(slot.ops[to - 1]);
+    }
+    std::mem::swap(ops, &mut slot.ops);
+    std::mem::swap(vstart, &mut slot.vstart);
 }

@@ -91,6 +91,10 @@ pub struct Latency {
 #[derive(Clone, Debug, Serialize)]
 pub struct PeStats {
     pub pe: u32,
+    /// The architecture's control core (the XScale of `ixp2400`), index `pe_count`; listed only
+    /// when some task is mapped to it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub control_core: bool,
     /// Fractions of the simulated time (sum to 1): a context computing; none computing and one
     /// waiting for memory (or for room in a request queue); none of those and one waiting for a
     /// lock; idle.
@@ -132,6 +136,10 @@ pub struct TaskStats {
     /// Cycles its instances held a context (from dispatch to the end: compute, memory and lock
     /// waits), over the whole run.
     pub occupancy_cycles: u64,
+    /// Hand-off requests its instances issued (seed 001 section 3, `np.handoff_requests`):
+    /// reads when a packet entered its group, writes when a packet it modified left it.
+    pub handoff_reads: u64,
+    pub handoff_writes: u64,
 }
 
 /// One lock (a group of shared locations, seed 000 section 2.4).

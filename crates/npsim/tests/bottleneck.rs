@@ -21,10 +21,7 @@ fn search(
     i: &Ideal,
 ) -> Result<MaxRate, String> {
     let m = Mapping {
-        tasks: vec![TaskMap {
-            pes: (0..pes).collect(),
-            max_concurrent: u32::MAX,
-        }],
+        tasks: vec![TaskMap::new((0..pes).collect(), u32::MAX)],
     };
     let (n, m) = if i.infinite_pes {
         m.infinite(pes * 2)

@@ -9,10 +9,7 @@ use pktflow_npsim::*;
 
 fn one_task(pes: u32) -> Mapping {
     Mapping {
-        tasks: vec![TaskMap {
-            pes: (0..pes).collect(),
-            max_concurrent: u32::MAX,
-        }],
+        tasks: vec![TaskMap::new((0..pes).collect(), u32::MAX)],
     }
 }
 
@@ -169,14 +166,8 @@ fn littles_law_holds_on_task_bus_and_channel_queues() {
     );
     let m = Mapping {
         tasks: vec![
-            TaskMap {
-                pes: vec![0],
-                max_concurrent: u32::MAX,
-            },
-            TaskMap {
-                pes: vec![0, 1],
-                max_concurrent: u32::MAX,
-            },
+            TaskMap::new(vec![0], u32::MAX),
+            TaskMap::new(vec![0, 1], u32::MAX),
         ],
     };
     let mut src = VecSource::new(vec![t1, t2], 1500);
@@ -438,16 +429,7 @@ fn fifo_scheduling_blocks_behind_an_unreplicated_head() {
         trace(&[(1, 10, vec![])], 64),
     ];
     let m = Mapping {
-        tasks: vec![
-            TaskMap {
-                pes: vec![0],
-                max_concurrent: 1,
-            },
-            TaskMap {
-                pes: vec![0],
-                max_concurrent: 1,
-            },
-        ],
+        tasks: vec![TaskMap::new(vec![0], 1), TaskMap::new(vec![0], 1)],
     };
     let run = |scheduling: Scheduling| {
         let config = SimConfig {

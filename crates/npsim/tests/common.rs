@@ -72,6 +72,8 @@ pub fn arch(h: &Hw, ext: Storage, xbus: Bus, dynamic: &str) -> NpArch {
             interface_pes: 0,
             lock_handoff_cycles: h.handoff,
             memory_word_bytes: 4,
+            handoff_storage: None,
+            handoff_requests: 0,
         },
         storage,
         bus,
