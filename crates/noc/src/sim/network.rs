@@ -885,9 +885,14 @@ impl Network {
         let vt = self.vt;
         let v = self.v;
         let vmask: u64 = (1u64 << v) - 1;
-        // requests: (input port, vc, output port, circuit)
+        // requests: (input port, vc, output port, circuit); an input port makes at most one
+        // request per output port, so the packet requests are also kept as a bit mask of input
+        // ports per output port (`by_op`) with the requesting VC in `req_vc[port][op]`
         let mut rq = [(0u8, 0u8, 0u8, false); 32];
         let mut nreq = 0usize;
+        let mut ncirc = 0usize;
+        let mut by_op = [0u8; PORTS];
+        let mut req_vc = [[0u8; PORTS]; PORTS];
         // stage 1: each input port chooses its VC(s)
         for port in 0..PORTS {
             let pbits = (act >> (port * vt)) & ((1u64 << vt) - 1);
@@ -902,6 +907,7 @@ impl Network {
                     if op == LOCAL || self.credits[self.vci(node, op, v)] > 0 {
                         rq[nreq] = (port as u8, v as u8, op as u8, true);
                         nreq += 1;
+                        ncirc += 1;
                         continue;
                     }
                 }
@@ -932,6 +938,12 @@ impl Network {
                 used_ops |= 1 << op;
                 rq[nreq] = (port as u8, vc as u8, op as u8, ovc == v);
                 nreq += 1;
+                if ovc == v {
+                    ncirc += 1;
+                } else {
+                    by_op[op] |= 1 << port;
+                    req_vc[port][op] = vc as u8;
+                }
                 got += 1;
             }
         }
@@ -942,40 +954,30 @@ impl Network {
         let mut taken = [0usize; PORTS];
         let ew = self.eject_width;
         let cap = |op: usize| if op == LOCAL { ew } else { 1 };
-        let mut granted = 0u32;
-        let rot = (t as usize) % nreq;
-        for k in 0..nreq {
-            let r = wrap(k + rot, nreq);
-            let (port, vc, op, circ) = rq[r];
-            if circ && taken[op as usize] < cap(op as usize) {
-                taken[op as usize] += 1;
-                granted |= 1 << r;
-                self.traverse(node, port as usize, vc as usize, op as usize, v, true, t);
+        if ncirc > 0 {
+            let rot = (t as usize) % nreq;
+            for k in 0..nreq {
+                let r = wrap(k + rot, nreq);
+                let (port, vc, op, circ) = rq[r];
+                if circ && taken[op as usize] < cap(op as usize) {
+                    taken[op as usize] += 1;
+                    self.traverse(node, port as usize, vc as usize, op as usize, v, true, t);
+                }
             }
         }
         for op in 0..PORTS {
-            while taken[op] < cap(op) {
+            let mut m = by_op[op] as u32;
+            while m != 0 && taken[op] < cap(op) {
+                // the requesting input port at the smallest round-robin distance from the pointer
                 let ptr = self.sa_out_rr[node * PORTS + op] as usize;
-                let mut best = usize::MAX;
-                let mut best_d = usize::MAX;
-                for r in 0..nreq {
-                    let (port, _, rop, circ) = rq[r];
-                    if circ || rop as usize != op || granted >> r & 1 == 1 {
-                        continue;
-                    }
-                    let p = port as usize;
-                    let d = if p >= ptr { p - ptr } else { p + PORTS - ptr };
-                    if d < best_d {
-                        best_d = d;
-                        best = r;
-                    }
-                }
-                if best == usize::MAX {
-                    break;
-                }
-                let (port, vc, _, _) = rq[best];
-                let (port, vc) = (port as usize, vc as usize);
-                granted |= 1 << best;
+                let hi = m >> ptr;
+                let port = if hi != 0 {
+                    ptr + hi.trailing_zeros() as usize
+                } else {
+                    m.trailing_zeros() as usize
+                };
+                m &= !(1 << port);
+                let vc = req_vc[port][op] as usize;
                 taken[op] += 1;
                 let ovc = self.vcs[self.vci(node, port, vc)].out_vc as usize;
                 self.sa_out_rr[node * PORTS + op] = wrap(port + 1, PORTS) as u8;
