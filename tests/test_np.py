@@ -168,3 +168,40 @@ def test_cli_explore_writes_json_csv_and_png(tmp_path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     bad = CliRunner().invoke(app, ["explore", "--pes", "32:4"])
     assert bad.exit_code != 0
+
+
+def test_model_options_reach_the_simulator_and_bad_values_are_clear_errors():
+    base = api.simulate("router", inter_arrival_cycles=2000, replication="global", **SMALL)
+    # Per-port destinations balance the router's two output queues (Zipf sends most to eth0).
+    bal = api.simulate("router", inter_arrival_cycles=2000, replication="global", destinations="per-port", **SMALL)
+
+    def queue_visits(r):
+        return {t["element"]: t["instances"] for t in r["tasks"] if t["element"] in ("out0", "out1")}
+
+    b, z = queue_visits(bal), queue_visits(base)
+    assert abs(b["out0"] - b["out1"]) < abs(z["out0"] - z["out1"])
+    # Wide accesses: fewer requests than one per word.
+    wide = api.simulate(
+        "router", inter_arrival_cycles=2000, replication="global", sim=api.model_options(wide_accesses=True), **SMALL
+    )
+
+    def requests(r):
+        return sum(s["requests"] for s in r["storage"])
+
+    assert requests(wide) < requests(base)
+    with pytest.raises(PktflowError, match="scheduling must be one of"):
+        api.model_options(scheduling="lifo")
+    import subprocess
+    import sys
+
+    for opt, val, msg in (
+        ("--lock-release", "never", "lock release must be one of"),
+        ("--destinations", "nowhere", "destinations must be one of"),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-m", "pktflow.cli", "maxrate", opt, val, "--packets", "300", "--pes", "4"],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == 2 and msg in r.stderr, r.stderr
+        assert "Traceback" not in r.stderr
