@@ -28,12 +28,40 @@
 //! packet slab are preallocated (the slab and source queues grow only when a run needs more
 //! packets in flight than ever before).
 use crate::error::{NocError, Result};
-use crate::routing::{opposite, Mesh, LOCAL};
+use crate::routing::{opposite, Mesh, E, LOCAL, N, S, W};
 use pktflow_arch::mesh::MeshArch;
 
 const NONE8: u8 = u8::MAX;
 const NONE32: u32 = u32::MAX;
 const PORTS: usize = 5;
+/// credit event flag: the credit of an atomic VC's tail (the output VC becomes free)
+const CREDIT_TAIL: u32 = 1 << 31;
+
+/// Route code x * 3 + y of a packet: x = 0 (same column), 1 (east), 2 (west); y = 0 (same
+/// row), 1 (south), 2 (north). Per code: the XY (DOR) direction and the minimal directions in
+/// the order adaptive routing tries them (X first).
+const ROUTE_DOR: [u8; 9] = [
+    LOCAL as u8,
+    S as u8,
+    N as u8,
+    E as u8,
+    E as u8,
+    E as u8,
+    W as u8,
+    W as u8,
+    W as u8,
+];
+const ROUTE_DIRS: [([u8; 2], u8); 9] = [
+    ([0, 0], 0),
+    ([S as u8, 0], 1),
+    ([N as u8, 0], 1),
+    ([E as u8, 0], 1),
+    ([E as u8, S as u8], 2),
+    ([E as u8, N as u8], 2),
+    ([W as u8, 0], 1),
+    ([W as u8, S as u8], 2),
+    ([W as u8, N as u8], 2),
+];
 
 /// `x mod m` for `x < 2m` without a division.
 #[inline(always)]
@@ -86,16 +114,51 @@ pub struct Delivery {
     pub delivered: u64,
 }
 
-/// State of one input virtual channel.
+/// State of one input virtual channel: 16 bytes, four per cache line.
 #[derive(Debug, Clone, Copy)]
 struct VcState {
-    /// cycle from which the next pipeline stage may act
-    ready: u64,
+    /// cycle from which the next pipeline stage may act (32 bits like the flit arrival times:
+    /// cycle numbers are exact below 2^32)
+    ready: u32,
     head: u16,
     len: u16,
+    /// productive directions of the packet at the front (`route_code`), set when its route
+    /// computation starts
+    route: u8,
     state: u8,
     out_port: u8,
     out_vc: u8,
+    /// VC allocation: round-robin pointer of this input VC over the output VCs
+    in_rr: u8,
+}
+
+/// State of one output virtual channel (the upstream end of a downstream input VC): 4 bytes.
+#[derive(Debug, Clone, Copy)]
+struct OutVc {
+    /// free slots in the downstream buffer
+    credits: u16,
+    /// allocated to a packet
+    busy: bool,
+    /// VC allocation: round-robin pointer over the router's input VCs
+    rr: u8,
+}
+
+/// Per-router VC masks, occupancy and switch-allocator pointers: one cache line per router.
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(64))]
+struct Router {
+    /// bit (port*vt + vc) set when that packet VC holds flits and is not ACTIVE
+    pend: u64,
+    /// bit set when that VC holds flits and is ACTIVE (or is the circuit VC)
+    act: u64,
+    /// VCs taken out of `pend` / `act` because nothing can happen to them before a known cycle
+    /// (route computation, VC allocation or injection link still running); their bit goes back
+    /// when the wake-up event of that cycle fires
+    sleep: u64,
+    /// flits in the router's input buffers
+    occ: u32,
+    sa_in_rr: [u8; PORTS],
+    sa_out_rr: [u8; PORTS],
 }
 
 // VC states
@@ -116,54 +179,35 @@ pub struct Network {
     circ: u32,
     lt: u32,
     now: u64,
-    // per input VC, index ((node*5+port)*vt + vc)
+    // per input VC, index ((node*5+port)*vt + vc): `depth` flits each
     buf: Vec<Flit>,
-    /// per input VC state, one 16-byte record (one cache line holds four)
+    /// per input VC state, index ((node*5+port)*vt + vc)
     vcs: Vec<VcState>,
-    // per output VC: index ((node*5+port)*vt + vc)
-    out_busy: Vec<bool>,
-    credits: Vec<u16>,
-    // link delay lines per (node*5+port) output: ring of `ring` slots; entry: flit + vc + valid
-    link_ring: Vec<(Flit, u8)>,
+    /// per output VC, index ((node*5+port)*vt + vc)
+    outs: Vec<OutVc>,
+    routers: Vec<Router>,
+    /// link delay lines: per ring slot (`ring` slots), the flits that arrive in that cycle with
+    /// their destination `node << 6 | input port * vt + vc` (delivery touches only busy links)
+    link_events: Vec<Vec<(Flit, u32)>>,
     ring: usize,
     /// `now % ring` and `now % cring`, kept incrementally (no division in the hot loop)
     slot: usize,
     cslot: usize,
-    /// per ring slot: link_ring indices holding a flit (so delivery touches only busy links)
-    link_events: Vec<Vec<(u32, u32)>>,
-    // credit delay lines per (node*5+inport): returned to upstream output VC
-    credit_ring: Vec<(u8, u8)>, // (vc, flags: 1 valid, 2 tail)
+    /// credit delay lines: per ring slot (`cring` slots), the upstream output VCs
+    /// (`outs` index) that get a credit back, `| CREDIT_TAIL` for an atomic VC's tail
+    credit_events: Vec<Vec<u32>>,
     cring: usize,
-    credit_events: Vec<Vec<(u32, u32)>>,
     /// per ring slot: flits arriving at network interfaces
     eject_events: Vec<Vec<Flit>>,
-    // allocator round-robin pointers
-    sa_in_rr: Vec<u8>,
-    sa_out_rr: Vec<u8>,
-    va_rr: Vec<u8>,
-    va_in_rr: Vec<u8>,
-    // scratch (preallocated)
     // circuits: per (node*5+inport) the output port of the circuit that enters there
     circ_out: Vec<u8>,
     circ_first: Vec<u8>, // per circuit: first output port at the source
-    // occupancy per router (flits in its input buffers)
-    occ: Vec<u32>,
-    /// per router: bit (port*vt + vc) set when that packet VC holds flits and is not ACTIVE
-    pend: Vec<u64>,
-    /// per router: bit set when that VC holds flits and is ACTIVE (or is the circuit VC)
-    act: Vec<u64>,
-    /// per router: VCs taken out of `pend` / `act` because nothing can happen to them before a
-    /// known cycle (route computation, VC allocation or injection link still running); their
-    /// bit goes back when the wake-up event of that cycle fires
-    sleep: Vec<u64>,
     /// wake-up events per slot of a ring of `wring` (a power of two) cycles:
     /// `node << 7 | to_act << 6 | local VC`
     wake_events: Vec<Vec<u32>>,
     wring: usize,
     /// `now % wring`
     wslot: usize,
-    /// scratch: VC-allocation requests of the current router (local input VC, wanted output VC)
-    reqs: Vec<(u8, u8)>,
     // network interfaces
     srcq: Vec<std::collections::VecDeque<u32>>,
     lanes: usize,
@@ -237,42 +281,39 @@ impl Network {
                     ready: 0,
                     head: 0,
                     len: 0,
+                    route: 0,
                     state: IDLE,
                     out_port: NONE8,
-                    out_vc: NONE8
+                    out_vc: NONE8,
+                    in_rr: 0,
                 };
                 nvc
             ],
-            out_busy: vec![false; nvc],
-            credits: vec![depth as u16; nvc],
-            // two delay lines per output port: [0] packet flits, [1] circuit flits
-            link_ring: vec![(Flit::default(), NONE8); n * PORTS * 2 * ring],
-            ring,
-            slot: 0,
-            cslot: 0,
+            outs: vec![
+                OutVc {
+                    credits: depth as u16,
+                    busy: false,
+                    rr: 0,
+                };
+                nvc
+            ],
+            routers: vec![Router::default(); n],
             link_events: (0..ring)
                 .map(|_| Vec::with_capacity(n * PORTS * 2))
                 .collect(),
-            credit_ring: vec![(0, 0); n * PORTS * cring],
-            cring,
+            ring,
+            slot: 0,
+            cslot: 0,
             credit_events: (0..cring).map(|_| Vec::with_capacity(n * PORTS)).collect(),
+            cring,
             eject_events: (0..ring)
                 .map(|_| Vec::with_capacity(n * arch.node_ejection_flits_per_cycle as usize))
                 .collect(),
-            sa_in_rr: vec![0; n * PORTS],
-            sa_out_rr: vec![0; n * PORTS],
-            va_rr: vec![0; n * PORTS * vt],
-            va_in_rr: vec![0; n * PORTS * vt],
             circ_out: vec![NONE8; n * PORTS],
             circ_first: Vec::new(),
-            occ: vec![0; n],
-            pend: vec![0; n],
-            act: vec![0; n],
-            sleep: vec![0; n],
             wake_events: (0..wring).map(|_| Vec::with_capacity(n * 4)).collect(),
             wring,
             wslot: 0,
-            reqs: Vec::with_capacity(PORTS * vt),
             srcq: (0..n)
                 .map(|_| std::collections::VecDeque::with_capacity(256))
                 .collect(),
@@ -396,7 +437,8 @@ impl Network {
         self.inject(t);
         self.wake();
         for node in 0..self.mesh.nodes() {
-            if self.pend[node] | self.act[node] != 0 {
+            let r = &self.routers[node];
+            if r.pend | r.act != 0 {
                 self.route_and_va(node, t);
                 self.switch(node, t);
             }
@@ -417,13 +459,14 @@ impl Network {
         for &e in &ev {
             let (node, lv) = ((e >> 7) as usize, (e & 63) as usize);
             let bit = 1u64 << lv;
-            debug_assert!(self.sleep[node] & bit != 0);
             debug_assert!(self.vcs[node * PORTS * self.vt + lv].len > 0);
-            self.sleep[node] &= !bit;
+            let r = &mut self.routers[node];
+            debug_assert!(r.sleep & bit != 0);
+            r.sleep &= !bit;
             if e & 64 != 0 {
-                self.act[node] |= bit;
+                r.act |= bit;
             } else {
-                self.pend[node] |= bit;
+                r.pend |= bit;
             }
         }
         ev.clear();
@@ -435,9 +478,10 @@ impl Network {
     #[inline]
     fn sleep_until(&mut self, node: usize, lv: usize, to_act: bool, at: u64) {
         let bit = 1u64 << lv;
-        self.pend[node] &= !bit;
-        self.act[node] &= !bit;
-        self.sleep[node] |= bit;
+        let r = &mut self.routers[node];
+        r.pend &= !bit;
+        r.act &= !bit;
+        r.sleep |= bit;
         let d = (at - self.now) as usize;
         debug_assert!(d > 0 && d < self.wring);
         let s = (self.wslot + d) & (self.wring - 1);
@@ -446,34 +490,23 @@ impl Network {
 
     fn deliver_links(&mut self, t: u64) {
         let slot = self.slot;
+        let pv = PORTS * self.vt;
+        let depth = self.depth;
         let mut ev = std::mem::take(&mut self.link_events[slot]);
-        for &(ri, op_index) in &ev {
-            let ri = ri as usize;
-            let (f, vc) = self.link_ring[ri];
-            debug_assert!(vc != NONE8);
-            self.link_ring[ri].1 = NONE8;
-            let op_index = op_index as usize; // node * PORTS + port
-            let (node, port) = (op_index / PORTS, op_index % PORTS);
-            if port == LOCAL {
-                self.eject(f, t);
-            } else {
-                let next = self.nbr[node][port] as usize;
-                let inport = opposite(port);
-                let i = self.vci(next, inport, vc as usize);
-                debug_assert!((self.vcs[i].len as usize) < self.depth, "buffer overflow");
-                let pos = wrap(
-                    self.vcs[i].head as usize + self.vcs[i].len as usize,
-                    self.depth,
-                );
-                let f = Flit {
-                    arrive: t as u32,
-                    ..f
-                };
-                self.buf[i * self.depth + pos] = f;
-                self.vcs[i].len += 1;
-                self.occ[next] += 1;
-                self.arrived(next, inport * self.vt + vc as usize, i, f);
-            }
+        for &(f, dest) in &ev {
+            let (node, lv) = ((dest >> 6) as usize, (dest & 63) as usize);
+            let i = node * pv + lv;
+            let vs = &mut self.vcs[i];
+            debug_assert!((vs.len as usize) < depth, "buffer overflow");
+            let pos = wrap(vs.head as usize + vs.len as usize, depth);
+            vs.len += 1;
+            let f = Flit {
+                arrive: t as u32,
+                ..f
+            };
+            self.buf[i * depth + pos] = f;
+            self.routers[node].occ += 1;
+            self.arrived(node, lv, i, f);
         }
         ev.clear();
         self.link_events[slot] = ev;
@@ -507,23 +540,11 @@ impl Network {
     fn deliver_credits(&mut self) {
         let slot = self.cslot;
         let mut ev = std::mem::take(&mut self.credit_events[slot]);
-        for &(ci, ip_index) in &ev {
-            let ci = ci as usize;
-            let (vc, fl) = self.credit_ring[ci];
-            debug_assert!(fl & 1 != 0);
-            self.credit_ring[ci].1 = 0;
-            let ip_index = ip_index as usize;
-            let (node, inport) = (ip_index / PORTS, ip_index % PORTS);
-            if inport == LOCAL {
-                let k = node * self.vt + vc as usize;
-                self.ni_credits[k] += 1;
-            } else {
-                let up = self.nbr[node][inport] as usize;
-                let oi = self.vci(up, opposite(inport), vc as usize);
-                self.credits[oi] += 1;
-                if fl & 2 != 0 {
-                    self.out_busy[oi] = false;
-                }
+        for &c in &ev {
+            let o = &mut self.outs[(c & !CREDIT_TAIL) as usize];
+            o.credits += 1;
+            if c & CREDIT_TAIL != 0 {
+                o.busy = false;
             }
         }
         ev.clear();
@@ -609,7 +630,7 @@ impl Network {
                 {
                     // circuit packet: the local VC is bound to the circuit's first hop
                     self.vcs[i].state = ACTIVE;
-                    self.vcs[i].ready = arrive;
+                    self.vcs[i].ready = arrive as u32;
                     self.vcs[i].out_port = self.circ_first[p.circuit as usize];
                     self.vcs[i].out_vc = self.v as u8;
                 }
@@ -625,7 +646,7 @@ impl Network {
                 };
                 self.buf[i * self.depth + pos] = f;
                 self.vcs[i].len += 1;
-                self.occ[node] += 1;
+                self.routers[node].occ += 1;
                 self.arrived(node, LOCAL * self.vt + vc, i, f);
                 self.flits_injected += 1;
                 self.ni_sent[li] = sent + 1;
@@ -637,44 +658,14 @@ impl Network {
         }
     }
 
+    /// Route code (`ROUTE_DOR`, `ROUTE_DIRS`) of a packet at `cur` for `dst`, without branches.
     #[inline]
-    fn dor_dir(&self, cur: usize, dst: usize) -> usize {
-        let (cx, cy, dx, dy) = (self.nx[cur], self.ny[cur], self.nx[dst], self.ny[dst]);
-        if cx < dx {
-            crate::routing::E
-        } else if cx > dx {
-            crate::routing::W
-        } else if cy < dy {
-            crate::routing::S
-        } else if cy > dy {
-            crate::routing::N
-        } else {
-            LOCAL
-        }
-    }
-
-    #[inline]
-    fn minimal_dirs(&self, cur: usize, dst: usize) -> ([usize; 2], usize) {
-        let (cx, cy, dx, dy) = (self.nx[cur], self.ny[cur], self.nx[dst], self.ny[dst]);
-        let mut out = [LOCAL; 2];
-        let mut k = 0;
-        if cx != dx {
-            out[0] = if cx < dx {
-                crate::routing::E
-            } else {
-                crate::routing::W
-            };
-            k = 1;
-        }
-        if cy != dy {
-            out[k] = if cy < dy {
-                crate::routing::S
-            } else {
-                crate::routing::N
-            };
-            k += 1;
-        }
-        (out, k)
+    fn route_code(&self, cur: usize, dst: u16) -> u8 {
+        let (cx, cy) = (self.nx[cur], self.ny[cur]);
+        let (dx, dy) = (self.nx[dst as usize], self.ny[dst as usize]);
+        let x = (cx < dx) as u8 + 2 * (cx > dx) as u8;
+        let y = (cy < dy) as u8 + 2 * (cy > dy) as u8;
+        x * 3 + y
     }
 
     /// Update the router's VC masks after flit `f` was written into local VC `lv` (global `i`).
@@ -684,30 +675,34 @@ impl Network {
     #[inline]
     fn arrived(&mut self, node: usize, lv: usize, i: usize, f: Flit) {
         let bit = 1u64 << lv;
-        if self.sleep[node] & bit != 0 {
+        if self.routers[node].sleep & bit != 0 {
             return;
         }
         let circuit_vc = lv % self.vt == self.v;
-        if self.vcs[i].len == 1 && !circuit_vc {
-            if self.vcs[i].state == IDLE && f.flags & 5 == 1 {
+        let route = self.route_code(node, f.dst);
+        let vs = &mut self.vcs[i];
+        if vs.len == 1 && !circuit_vc {
+            if vs.state == IDLE && f.flags & 5 == 1 {
                 let ready = f.arrive as u64 + self.rc as u64;
-                self.vcs[i].state = VA;
-                self.vcs[i].ready = ready;
+                vs.state = VA;
+                vs.ready = ready as u32;
+                vs.route = route;
                 self.sleep_until(node, lv, false, ready);
                 return;
             }
-            if self.vcs[i].state == ACTIVE {
-                let at = self.vcs[i].ready.max(f.arrive as u64);
+            if vs.state == ACTIVE {
+                let at = (vs.ready as u64).max(f.arrive as u64);
                 if at > self.now {
                     self.sleep_until(node, lv, true, at);
                     return;
                 }
             }
         }
+        let r = &mut self.routers[node];
         if circuit_vc || self.vcs[i].state == ACTIVE {
-            self.act[node] |= bit;
+            r.act |= bit;
         } else {
-            self.pend[node] |= bit;
+            r.pend |= bit;
         }
     }
 
@@ -719,18 +714,20 @@ impl Network {
     /// Route computation and VC allocation (separable, input-first, round-robin).
     fn route_and_va(&mut self, node: usize, t: u64) {
         let vt = self.vt;
-        let mut bits = self.pend[node];
+        let mut bits = self.routers[node].pend;
         if bits == 0 {
             return;
         }
-        let mut reqs = std::mem::take(&mut self.reqs);
-        reqs.clear();
+        // VC-allocation requests of this router: (local input VC, wanted output VC)
+        let mut reqs = [(0u8, 0u8); 64];
+        let mut nr = 0usize;
+        let base = node * PORTS * vt;
         while bits != 0 {
             let lv = bits.trailing_zeros() as usize;
             bits &= bits - 1;
-            let i = node * PORTS * vt + lv;
-            let f = self.front(i);
+            let i = base + lv;
             if self.vcs[i].state == IDLE {
+                let f = self.front(i);
                 if f.flags & 1 == 0 {
                     continue;
                 }
@@ -738,8 +735,11 @@ impl Network {
                     if f.flags & 4 == 0 {
                         // route computation starts when the head becomes visible
                         let ready = f.arrive as u64 + self.rc as u64;
-                        self.vcs[i].state = VA;
-                        self.vcs[i].ready = ready;
+                        let route = self.route_code(node, f.dst);
+                        let vs = &mut self.vcs[i];
+                        vs.state = VA;
+                        vs.ready = ready as u32;
+                        vs.route = route;
                         self.sleep_until(node, lv, false, ready);
                     } else {
                         self.sleep_until(node, lv, false, f.arrive as u64);
@@ -749,43 +749,49 @@ impl Network {
                 if f.flags & 4 != 0 {
                     let c = self.pkts[f.pkt as usize].circuit;
                     // a circuit packet at the source: bind the local VC to the circuit
-                    self.vcs[i].state = ACTIVE;
-                    self.vcs[i].ready = t;
-                    self.vcs[i].out_port = self.circ_first[c as usize];
-                    self.vcs[i].out_vc = self.v as u8;
-                    self.pend[node] &= !(1u64 << lv);
-                    self.act[node] |= 1u64 << lv;
+                    let vs = &mut self.vcs[i];
+                    vs.state = ACTIVE;
+                    vs.ready = t as u32;
+                    vs.out_port = self.circ_first[c as usize];
+                    vs.out_vc = self.v as u8;
+                    let r = &mut self.routers[node];
+                    r.pend &= !(1u64 << lv);
+                    r.act |= 1u64 << lv;
                     continue;
                 }
-                self.vcs[i].state = VA;
+                let route = self.route_code(node, f.dst);
+                let vs = &mut self.vcs[i];
+                vs.state = VA;
+                vs.route = route;
                 // a head that waited behind the previous packet starts route computation now
-                self.vcs[i].ready = (f.arrive as u64).max(t) + self.rc as u64;
+                vs.ready = ((f.arrive as u64).max(t) + self.rc as u64) as u32;
             }
-            if self.vcs[i].ready > t {
-                self.sleep_until(node, lv, false, self.vcs[i].ready);
+            let ready = self.vcs[i].ready as u64;
+            if ready > t {
+                self.sleep_until(node, lv, false, ready);
                 continue;
             }
             // stage 1: this input VC picks one free output VC
-            let dst = f.dst as usize;
-            let pick = self.pick_out_vc(node, dst, i);
+            let pick = self.pick_out_vc(node, i);
             if pick != NONE8 {
-                reqs.push((lv as u8, pick));
+                reqs[nr] = (lv as u8, pick);
+                nr += 1;
             }
         }
         // stage 2: every requested output VC grants one requester, round robin over input VCs
         let nreq = PORTS * vt;
-        for r0 in 0..reqs.len() {
+        for r0 in 0..nr {
             let want = reqs[r0].1;
             if want == NONE8 {
                 continue;
             }
             let (op, ovc) = (want as usize / vt, want as usize % vt);
             let oi = self.vci(node, op, ovc);
-            let ptr = self.va_rr[oi] as usize;
+            let ptr = self.outs[oi].rr as usize;
             // requester with the smallest round-robin distance from the pointer wins
             let mut winner = usize::MAX;
             let mut best = usize::MAX;
-            for r in reqs[r0..].iter_mut() {
+            for r in reqs[r0..nr].iter_mut() {
                 if r.1 == want {
                     let lv = r.0 as usize;
                     let dist = if lv >= ptr { lv - ptr } else { lv + nreq - ptr };
@@ -796,79 +802,86 @@ impl Network {
                     r.1 = NONE8;
                 }
             }
-            let i = node * PORTS * vt + winner;
-            self.vcs[i].state = ACTIVE;
-            self.vcs[i].ready = t + self.va as u64;
-            self.vcs[i].out_port = op as u8;
-            self.vcs[i].out_vc = ovc as u8;
-            self.out_busy[oi] = true;
-            self.va_rr[oi] = wrap(winner + 1, nreq) as u8;
-            self.va_in_rr[i] = wrap(ovc + 1, self.v) as u8;
+            let i = base + winner;
+            let vs = &mut self.vcs[i];
+            vs.state = ACTIVE;
+            vs.ready = (t + self.va as u64) as u32;
+            vs.out_port = op as u8;
+            vs.out_vc = ovc as u8;
+            vs.in_rr = wrap(ovc + 1, self.v) as u8;
+            let o = &mut self.outs[oi];
+            o.busy = true;
+            o.rr = wrap(winner + 1, nreq) as u8;
             // the switch cannot take it before VC allocation is done (va >= 1)
             self.sleep_until(node, winner, true, t + self.va as u64);
         }
-        self.reqs = reqs;
     }
 
-    /// Stage 1 of VC allocation for input VC `i`: the output VC it requests.
-    fn pick_out_vc(&self, node: usize, dst: usize, i: usize) -> u8 {
+    /// Stage 1 of VC allocation for input VC `i`: the output VC it requests (`port * vt + vc`)
+    /// or NONE8. Candidates are ranked by a key (free credits + 1) << 16 | (255 - rank) << 8 |
+    /// answer, 0 when busy, so the maximum is the first best candidate in round-robin order and
+    /// the loop has no data-dependent branches.
+    fn pick_out_vc(&self, node: usize, i: usize) -> u8 {
         let vt = self.vt;
-        let dor = self.dor_dir(node, dst);
-        let start = self.va_in_rr[i] as usize;
+        let v = self.v;
+        let vs = self.vcs[i];
+        let route = vs.route as usize;
+        let dor = ROUTE_DOR[route] as usize;
+        #[inline(always)]
+        fn key(o: OutVc, credits: bool, rank: usize, answer: usize) -> u32 {
+            let c = if credits { o.credits as u32 + 1 } else { 1 };
+            let k = c << 16 | (255 - rank as u32) << 8 | answer as u32;
+            if o.busy {
+                0
+            } else {
+                k
+            }
+        }
+        let mut best = 0u32;
         match self.routing {
             _ if dor == LOCAL => {
-                for k in 0..self.v {
-                    let vc = wrap(start + k, self.v);
-                    if !self.out_busy[self.vci(node, LOCAL, vc)] {
-                        return (LOCAL * vt + vc) as u8;
-                    }
+                // the first free ejection VC in round-robin order
+                let start = vs.in_rr as usize;
+                let base = self.vci(node, LOCAL, 0);
+                let outs = &self.outs[base..base + v];
+                for k in 0..v {
+                    let vc = wrap(start + k, v);
+                    best = best.max(key(outs[vc], false, k, LOCAL * vt + vc));
                 }
-                NONE8
             }
             PacketRouting::Dor => {
                 // a free VC, preferring the emptiest downstream buffer (so a new packet does not
                 // queue behind the previous one), round-robin among equals
-                let mut best = NONE8;
-                let mut best_cr = 0u32;
-                for k in 0..self.v {
-                    let vc = wrap(start + k, self.v);
-                    let oi = self.vci(node, dor, vc);
-                    if !self.out_busy[oi] {
-                        let cr = self.credits[oi] as u32 + 1;
-                        if cr > best_cr {
-                            best_cr = cr;
-                            best = (dor * vt + vc) as u8;
-                        }
-                    }
+                let start = vs.in_rr as usize;
+                let base = self.vci(node, dor, 0);
+                let outs = &self.outs[base..base + v];
+                for k in 0..v {
+                    let vc = wrap(start + k, v);
+                    best = best.max(key(outs[vc], true, k, dor * vt + vc));
                 }
-                best
             }
             PacketRouting::Adaptive => {
                 // adaptive VCs 1..V-1 on the productive port with the most free credits
-                let (dirs, nd) = self.minimal_dirs(node, dst);
-                let mut best = NONE8;
-                let mut best_cr = 0u32;
-                for &d in &dirs[..nd] {
-                    for vc in 1..self.v {
-                        let oi = self.vci(node, d, vc);
-                        if !self.out_busy[oi] {
-                            let cr = self.credits[oi] as u32 + 1;
-                            if cr > best_cr {
-                                best_cr = cr;
-                                best = (d * vt + vc) as u8;
-                            }
-                        }
+                let (dirs, nd) = ROUTE_DIRS[route];
+                let mut rank = 0;
+                for &d in &dirs[..nd as usize] {
+                    let d = d as usize;
+                    let base = self.vci(node, d, 0);
+                    for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
+                        best = best.max(key(o, true, rank, d * vt + vc));
+                        rank += 1;
                     }
                 }
-                if best != NONE8 {
-                    return best;
+                if best == 0 {
+                    // escape channel: VC 0 in the XY direction only
+                    best = key(self.outs[self.vci(node, dor, 0)], false, 0, dor * vt);
                 }
-                // escape channel: VC 0 in the XY direction only
-                if !self.out_busy[self.vci(node, dor, 0)] {
-                    return (dor * vt) as u8;
-                }
-                NONE8
             }
+        }
+        if best == 0 {
+            NONE8
+        } else {
+            best as u8
         }
     }
 
@@ -878,7 +891,7 @@ impl Network {
     /// `node_ejection_flits_per_cycle`; every other port moves one flit per cycle.
     #[allow(clippy::needless_range_loop)]
     fn switch(&mut self, node: usize, t: u64) {
-        let act = self.act[node];
+        let act = self.routers[node].act;
         if act == 0 {
             return;
         }
@@ -900,22 +913,20 @@ impl Network {
                 continue;
             }
             if port != LOCAL && pbits >> v & 1 == 1 {
-                // the circuit VC has priority at its input port
-                let f = self.front(self.vci(node, port, v));
-                if f.arrive as u64 <= t {
-                    let op = self.circ_out[node * PORTS + port] as usize;
-                    if op == LOCAL || self.credits[self.vci(node, op, v)] > 0 {
-                        rq[nreq] = (port as u8, v as u8, op as u8, true);
-                        nreq += 1;
-                        ncirc += 1;
-                        continue;
-                    }
+                // the circuit VC has priority at its input port (a flit that came over a link
+                // is visible at once)
+                let op = self.circ_out[node * PORTS + port] as usize;
+                if op == LOCAL || self.outs[self.vci(node, op, v)].credits > 0 {
+                    rq[nreq] = (port as u8, v as u8, op as u8, true);
+                    nreq += 1;
+                    ncirc += 1;
+                    continue;
                 }
             }
             let want = if port == LOCAL { self.lanes } else { 1 };
             let mut got = 0;
             let mut used_ops = 0u32;
-            let ptr = self.sa_in_rr[node * PORTS + port] as usize;
+            let ptr = self.routers[node].sa_in_rr[port] as usize;
             let vb = pbits & vmask;
             let mut order = (vb >> ptr) | (vb << (v - ptr) & vmask);
             while order != 0 && got < want {
@@ -923,15 +934,21 @@ impl Network {
                 order &= order - 1;
                 let vc = wrap(ptr + k, v);
                 let i = self.vci(node, port, vc);
-                let at = self.vcs[i].ready.max(self.front(i).arrive as u64);
+                let vs = self.vcs[i];
+                // flits that came over a link are visible at once; injected ones after the
+                // injection link
+                let mut at = vs.ready as u64;
+                if port == LOCAL {
+                    at = at.max(self.front(i).arrive as u64);
+                }
                 if at > t {
                     self.sleep_until(node, port * vt + vc, true, at);
                     continue;
                 }
-                let op = self.vcs[i].out_port as usize;
-                let ovc = self.vcs[i].out_vc as usize;
+                let op = vs.out_port as usize;
+                let ovc = vs.out_vc as usize;
                 if used_ops >> op & 1 == 1
-                    || (op != LOCAL && self.credits[self.vci(node, op, ovc)] == 0)
+                    || (op != LOCAL && self.outs[self.vci(node, op, ovc)].credits == 0)
                 {
                     continue;
                 }
@@ -969,7 +986,7 @@ impl Network {
             let mut m = by_op[op] as u32;
             while m != 0 && taken[op] < cap(op) {
                 // the requesting input port at the smallest round-robin distance from the pointer
-                let ptr = self.sa_out_rr[node * PORTS + op] as usize;
+                let ptr = self.routers[node].sa_out_rr[op] as usize;
                 let hi = m >> ptr;
                 let port = if hi != 0 {
                     ptr + hi.trailing_zeros() as usize
@@ -980,8 +997,9 @@ impl Network {
                 let vc = req_vc[port][op] as usize;
                 taken[op] += 1;
                 let ovc = self.vcs[self.vci(node, port, vc)].out_vc as usize;
-                self.sa_out_rr[node * PORTS + op] = wrap(port + 1, PORTS) as u8;
-                self.sa_in_rr[node * PORTS + port] = wrap(vc + 1, v) as u8;
+                let r = &mut self.routers[node];
+                r.sa_out_rr[op] = wrap(port + 1, PORTS) as u8;
+                r.sa_in_rr[port] = wrap(vc + 1, v) as u8;
                 self.traverse(node, port, vc, op, ovc, false, t);
             }
         }
@@ -1000,12 +1018,15 @@ impl Network {
     ) {
         let i = self.vci(node, port, vc);
         let f = self.front(i);
-        self.vcs[i].head = wrap(self.vcs[i].head as usize + 1, self.depth) as u16;
-        self.vcs[i].len -= 1;
-        self.occ[node] -= 1;
+        let vs = &mut self.vcs[i];
+        vs.head = wrap(vs.head as usize + 1, self.depth) as u16;
+        vs.len -= 1;
+        let empty = vs.len == 0;
         let bit = 1u64 << (port * self.vt + vc);
-        if self.vcs[i].len == 0 {
-            self.act[node] &= !bit;
+        let r = &mut self.routers[node];
+        r.occ -= 1;
+        if empty {
+            r.act &= !bit;
         }
         self.last_progress = t;
         let tail = f.flags & 2 != 0;
@@ -1014,13 +1035,16 @@ impl Network {
             self.ni_credits[node * self.vt + vc] += 1;
         } else {
             let cslot = wrap(self.cslot + self.cd as usize, self.cring);
-            let ci = (node * PORTS + port) * self.cring + cslot;
-            debug_assert!(self.credit_ring[ci].1 == 0);
             // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
             // before they can be reallocated; other VCs are released when the tail leaves.
             let atomic = self.routing == PacketRouting::Adaptive && vc == 0;
-            self.credit_ring[ci] = (vc as u8, 1 | if tail && !circ && atomic { 2 } else { 0 });
-            self.credit_events[cslot].push((ci as u32, (node * PORTS + port) as u32));
+            let up = self.nbr[node][port] as usize;
+            let oi = self.vci(up, opposite(port), vc) as u32;
+            self.credit_events[cslot].push(if tail && !circ && atomic {
+                oi | CREDIT_TAIL
+            } else {
+                oi
+            });
         }
         let delay = if circ { self.circ } else { self.pipe_out } as u64;
         let rslot = wrap(self.slot + delay as usize, self.ring);
@@ -1028,34 +1052,35 @@ impl Network {
             self.eject_events[rslot].push(f);
         } else {
             let oi = self.vci(node, op, ovc);
-            self.credits[oi] -= 1;
+            self.outs[oi].credits -= 1;
             self.link_flits[node * 4 + op] += 1;
-            let ri = ((node * PORTS + op) * 2 + circ as usize) * self.ring + rslot;
-            debug_assert!(self.link_ring[ri].1 == NONE8, "link slot collision");
-            self.link_ring[ri] = (f, ovc as u8);
-            self.link_events[rslot].push((ri as u32, (node * PORTS + op) as u32));
+            let next = self.nbr[node][op];
+            let lv = (opposite(op) * self.vt + ovc) as u32;
+            self.link_events[rslot].push((f, next << 6 | lv));
         }
         // a packet VC (including a local VC bound to a circuit) is released by its tail
         let packet_vc = vc < self.v;
         if tail && packet_vc {
-            self.vcs[i].state = IDLE;
-            self.act[node] &= !bit;
-            if self.vcs[i].len > 0 {
-                self.pend[node] |= bit;
+            let vs = &mut self.vcs[i];
+            vs.state = IDLE;
+            vs.out_port = NONE8;
+            vs.out_vc = NONE8;
+            let r = &mut self.routers[node];
+            r.act &= !bit;
+            if !empty {
+                r.pend |= bit;
             }
-            self.vcs[i].out_port = NONE8;
             if !circ && (op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0)) {
                 let oi = self.vci(node, op, ovc);
-                self.out_busy[oi] = false;
+                self.outs[oi].busy = false;
             }
-            self.vcs[i].out_vc = NONE8;
         }
     }
 
     /// Flits inside the network (NI partial packets excluded): buffers plus links.
     pub fn flits_in_network(&self) -> u64 {
         let b: u64 = self.vcs.iter().map(|v| v.len as u64).sum();
-        let l = self.link_ring.iter().filter(|(_, vc)| *vc != NONE8).count() as u64;
+        let l: u64 = self.link_events.iter().map(|v| v.len() as u64).sum();
         let e: u64 = self.eject_events.iter().map(|v| v.len() as u64).sum();
         b + l + e
     }
@@ -1069,7 +1094,7 @@ impl Network {
                 self.flits_injected, self.flits_ejected, inside
             )));
         }
-        let occ: u64 = self.occ.iter().map(|&o| o as u64).sum();
+        let occ: u64 = self.routers.iter().map(|r| r.occ as u64).sum();
         let b: u64 = self.vcs.iter().map(|v| v.len as u64).sum();
         if occ != b {
             return Err(NocError::Invariant(format!(
