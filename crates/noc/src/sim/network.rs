@@ -202,9 +202,9 @@ pub struct Network {
     // circuits: per (node*5+inport) the output port of the circuit that enters there
     circ_out: Vec<u8>,
     circ_first: Vec<u8>, // per circuit: first output port at the source
-    /// wake-up events per slot of a ring of `wring` (a power of two) cycles:
-    /// `node << 7 | to_act << 6 | local VC`
-    wake_events: Vec<Vec<u32>>,
+    /// wake-up masks: per router a ring of `wring` (a power of two) cycles, per slot the VCs
+    /// that go back to `pend` and to `act` then; index (node * wring + slot) * 2 + to_act
+    wmask: Vec<u64>,
     wring: usize,
     /// `now % wring`
     wslot: usize,
@@ -257,11 +257,12 @@ impl Network {
         let ring = pipe_out.max(arch.circuit_stages) as usize + 1;
         let cring = arch.credit_delay_cycles as usize + 1;
         let nvc = n * PORTS * vt;
-        // longest sleep: an injected head waits for the injection link and route computation
-        let wring = (arch.link_latency_cycles + arch.route_compute_cycles + arch.vc_alloc_cycles)
-            as usize
-            + 1;
-        let wring = wring.next_power_of_two();
+        // longest sleep: an injected head waits for the injection link and route computation;
+        // a VC that won VC allocation waits `vc_alloc_cycles`
+        let wring = ((arch.link_latency_cycles + arch.route_compute_cycles)
+            .max(arch.vc_alloc_cycles) as usize
+            + 1)
+        .next_power_of_two();
         Ok(Network {
             mesh,
             routing,
@@ -311,7 +312,7 @@ impl Network {
                 .collect(),
             circ_out: vec![NONE8; n * PORTS],
             circ_first: Vec::new(),
-            wake_events: (0..wring).map(|_| Vec::with_capacity(n * 4)).collect(),
+            wmask: vec![0; n * wring * 2],
             wring,
             wslot: 0,
             srcq: (0..n)
@@ -435,9 +436,19 @@ impl Network {
         self.deliver_links(t);
         self.deliver_credits();
         self.inject(t);
-        self.wake();
+        let (wring, wslot) = (self.wring, self.wslot);
         for node in 0..self.mesh.nodes() {
-            let r = &self.routers[node];
+            // VCs whose wait ends this cycle go back into the router's masks
+            let w = (node * wring + wslot) * 2;
+            let (wp, wa) = (self.wmask[w], self.wmask[w + 1]);
+            let r = &mut self.routers[node];
+            if wp | wa != 0 {
+                self.wmask[w] = 0;
+                self.wmask[w + 1] = 0;
+                r.sleep &= !(wp | wa);
+                r.pend |= wp;
+                r.act |= wa;
+            }
             if r.pend | r.act != 0 {
                 self.route_and_va(node, t);
                 self.switch(node, t);
@@ -447,30 +458,6 @@ impl Network {
         self.slot = wrap(self.slot + 1, self.ring);
         self.cslot = wrap(self.cslot + 1, self.cring);
         self.wslot = (self.wslot + 1) & (self.wring - 1);
-    }
-
-    /// Put the VCs whose wait ends this cycle back into their router's `pend` / `act` mask.
-    fn wake(&mut self) {
-        let slot = self.wslot;
-        if self.wake_events[slot].is_empty() {
-            return;
-        }
-        let mut ev = std::mem::take(&mut self.wake_events[slot]);
-        for &e in &ev {
-            let (node, lv) = ((e >> 7) as usize, (e & 63) as usize);
-            let bit = 1u64 << lv;
-            debug_assert!(self.vcs[node * PORTS * self.vt + lv].len > 0);
-            let r = &mut self.routers[node];
-            debug_assert!(r.sleep & bit != 0);
-            r.sleep &= !bit;
-            if e & 64 != 0 {
-                r.act |= bit;
-            } else {
-                r.pend |= bit;
-            }
-        }
-        ev.clear();
-        self.wake_events[slot] = ev;
     }
 
     /// Take local VC `lv` of `node` out of its masks until cycle `at` (> now): examining it
@@ -485,7 +472,7 @@ impl Network {
         let d = (at - self.now) as usize;
         debug_assert!(d > 0 && d < self.wring);
         let s = (self.wslot + d) & (self.wring - 1);
-        self.wake_events[s].push((node as u32) << 7 | (to_act as u32) << 6 | lv as u32);
+        self.wmask[(node * self.wring + s) * 2 + to_act as usize] |= bit;
     }
 
     fn deliver_links(&mut self, t: u64) {
