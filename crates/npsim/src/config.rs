@@ -277,6 +277,10 @@ pub struct SimConfig {
     /// `after_issue` (as soon as the section's last access is issued: a trace-driven model
     /// with non-blocking loads that never waits on data; the optimistic bound).
     pub lock_release: LockRelease,
+    /// Elements, by name, whose accesses take no lock: the S idealization for these elements
+    /// only (e.g. queues on hardware rings with atomic enqueue and dequeue).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_sync_elements: Vec<String>,
 }
 
 /// When a lock is released ([`SimConfig::lock_release`]).
@@ -340,6 +344,7 @@ impl Default for SimConfig {
             scheduling: Scheduling::Fifo,
             wide_accesses: false,
             lock_release: LockRelease::AfterCompletion,
+            no_sync_elements: Vec::new(),
         }
     }
 }

@@ -184,6 +184,8 @@ impl LockTable {
 #[derive(Default)]
 pub struct Compiler {
     pub written_static: HashSet<u32>,
+    /// Elements (by index) whose visits take no lock ([`crate::SimConfig::no_sync_elements`]).
+    pub no_sync_elements: Vec<bool>,
     pub locks: LockTable,
     spans: Vec<(Loc, u32, u32)>,
     sections: Vec<(u32, u32)>,
@@ -239,7 +241,12 @@ impl Compiler {
                 }
             }
             self.section_lock.clear();
-            if !p.no_sync {
+            let lock_free = self
+                .no_sync_elements
+                .get(v.element as usize)
+                .copied()
+                .unwrap_or(false);
+            if !p.no_sync && !lock_free {
                 let ws = &self.written_static;
                 let g = p.lock_granularity;
                 let element = v.element;

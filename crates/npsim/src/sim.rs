@@ -530,6 +530,17 @@ impl Sim {
             c.blocked_buses.reserve(nb);
         }
         let ntasks = names.len();
+        let mut compiler = Compiler::default();
+        if !cfg.no_sync_elements.is_empty() {
+            compiler.no_sync_elements = vec![false; ntasks];
+            for n in &cfg.no_sync_elements {
+                let i = names
+                    .iter()
+                    .position(|x| x == n)
+                    .ok_or_else(|| format!("no_sync_elements: unknown element '{n}'"))?;
+                compiler.no_sync_elements[i] = true;
+            }
+        }
         let handoff = match &np.handoff_storage {
             Some(dev) if np.handoff_requests > 0 && tasks.iter().any(|t| t.group.is_some()) => {
                 Some(Handoff {
@@ -569,7 +580,7 @@ impl Sim {
                     np.memory_word_bytes
                 },
             },
-            compiler: Compiler::default(),
+            compiler,
             now: 0,
             seq: 0,
             heap: BinaryHeap::with_capacity(4 * total_ctx + 1024),

@@ -227,6 +227,43 @@ fn handoff_adds_the_configured_requests_only_where_the_group_changes() {
     assert!(npire.as_np().unwrap().np.handoff_storage.is_none());
 }
 
+#[test]
+fn no_sync_elements_drop_the_locks_of_named_elements_only() {
+    // Two elements updating their own dynamic state (a lock each); lifting e1's lock keeps e0's.
+    let a = arch(
+        &Hw::default(),
+        storage(1, 1, 1, 1, "xbus", false),
+        shared_bus(1, 1),
+        "ext",
+    );
+    let traces = vec![trace(
+        &[
+            (0, 10, vec![acc(DynamicState, Write, 2, 1, 0)]),
+            (1, 10, vec![acc(DynamicState, Write, 2, 1 << 8, 0)]),
+        ],
+        64,
+    )];
+    let m = Mapping {
+        tasks: vec![TaskMap::new(vec![0], u32::MAX); 2],
+    };
+    let names = vec!["e0".to_string(), "e1".to_string()];
+    let run = |no_sync: Vec<String>| {
+        let mut src = VecSource::new(traces.clone(), 100);
+        let c = SimConfig {
+            no_sync_elements: no_sync,
+            ..cfg(100.0, 100)
+        };
+        simulate(&a, 1, &m, names.clone(), &c, &mut src)
+    };
+    let both = run(vec![]).unwrap();
+    assert_eq!(both.locks.len(), 2);
+    let one = run(vec!["e1".into()]).unwrap();
+    assert_eq!(one.locks.len(), 1);
+    assert_eq!(one.locks[0].element, "e0");
+    let e = run(vec!["e9".into()]).err().unwrap();
+    assert!(e.contains("unknown element 'e9'"), "{e}");
+}
+
 mod random {
     use super::*;
     use pktflow_model::{AccessKind, MemAccess, MemType};
