@@ -1,101 +1,116 @@
-//! Cost model against the timing simulator (crates/npsim) for TDPM-all mappings of the three
-//! benchmarks on the ixp2400 preset, 1 to 6 MEs. The TDPM mapping is handed to npsim as a task
-//! map: every element of an ME task runs on that task's MEs (all 8 contexts of each); receiver
-//! and transmitter elements keep npsim's interface PEs (0 and 1), Queue/Discard go with the
-//! transmitter. npsim has no XScale: tasks the cost model puts on the XScale (rare paths) run on
-//! the MEs of the first ME task. npsim charges no DRAM hand-off between MEs and places packet
-//! data by the memory map (DRAM), unlike the cost model (docs/tdpm.md), so the error column
-//! measures those modelling differences too.
-//! Run: `cargo run --release -p pktflow-tdpm --example tdpm_npsim [PACKETS]`.
-use pktflow_npsim::app::{AppSpec, Prepared};
-use pktflow_npsim::config::{Replication, SimConfig, TaskMap};
-use pktflow_npsim::maxrate::MaxRateConfig;
-use pktflow_tdpm::api::load_graph;
-use pktflow_tdpm::{map, Machine, Model, Options};
+//! Seed 001 Figure 5 and Table 2 by the cost model and by the timing simulator (crates/npsim):
+//! every configuration (Base, RES, COMM, TDPM-S, TDPM-all) of l3switch, mpls and firewall on
+//! 1 to 6 MEs of the ixp2400 preset, 3 Gb/s of 64-byte packets offered. Each plan is handed to
+//! the simulator by `pktflow_tdpm::simulate` (ME tasks on their MEs, XScale tasks on the control
+//! core, a DRAM hand-off where a packet changes task; docs/tdpm.md) and its maximum sustainable
+//! rate found by bisection. Error = (model − simulation) / simulation.
+//!
+//! Run: `cargo run --release -p pktflow-tdpm --example tdpm_npsim -- [SIM_PACKETS] [MODEL_PACKETS] [APPS] [MAPPERS] [lock-free-tx]`
+//! (defaults 2000, 5000, l3switch,mpls,firewall, base,res,comm,tdpm-s,tdpm; `lock-free-tx`: the
+//! transmitter's queues take no lock, a sensitivity run). Prints one tab-separated row per
+//! point, then the error summary per app and configuration. `TDPM_SIM_LOCKS=object` simulates
+//! one lock per state object (the cost model's) instead of one per location.
+use pktflow_tdpm::simulate::{figure5, PointOptions, SimOptions};
+
+fn label(m: &str) -> &str {
+    match m {
+        "base" => "Base",
+        "res" => "RES",
+        "comm" => "COMM",
+        "tdpm-s" => "TDPM-S",
+        "tdpm" => "TDPM-all",
+        x => x,
+    }
+}
 
 fn main() {
-    let packets: u64 = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(4000);
-    let arch = pktflow_arch::Arch::load("ixp2400").expect("preset");
-    let np = arch.as_np().expect("np");
-    println!("app\tMEs\tmodel_Mpps\tnpsim_Mpps\terror_pct\tbusiest_resource\tbusiest_pe");
-    for app in ["l3switch", "mpls", "firewall"] {
-        let dir = std::env::temp_dir().join(format!("pktflow-tdpm-npsim-{app}"));
-        let g = load_graph(app, np, packets, 1, dir.to_str()).expect("graph");
-        let spec = AppSpec {
-            app: app.into(),
-            packets,
-            arch: "ixp2400".into(),
-            replication: Replication::Global,
-            ..AppSpec::default()
-        };
-        let prep = Prepared::new(&spec).expect("npsim app");
-        let contexts = np.np.hardware_contexts_per_pe;
-        for n in 1..=6u32 {
-            let model = Model::new(&g, Machine::from_arch(np, n).expect("machine")).expect("model");
-            let plan = map(&model, "tdpm", &Options::default()).expect("plan");
-            let mut mapping = prep.mapping.clone();
-            let mut next_pe = np.np.interface_pes;
-            let mut first_me: Option<Vec<u32>> = None;
-            let mut assigned = vec![None::<Vec<u32>>; prep.names.len()];
-            for t in plan.eval.tasks.iter().filter(|t| !t.on_xscale) {
-                let pes: Vec<u32> = (next_pe..next_pe + t.engines).collect();
-                next_pe += t.engines;
-                first_me.get_or_insert_with(|| pes.clone());
-                for name in &t.names {
-                    if let Some(e) = prep.names.iter().position(|x| x == name) {
-                        assigned[e] = Some(pes.clone());
-                    }
-                }
+    let a: Vec<String> = std::env::args().collect();
+    let sim_packets: u64 = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let model_packets: u64 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(5000);
+    let apps: Vec<String> = a
+        .get(3)
+        .map(|s| s.split(',').map(String::from).collect())
+        .unwrap_or_else(|| vec!["l3switch".into(), "mpls".into(), "firewall".into()]);
+    let mappers: Vec<String> = a
+        .get(4)
+        .map(|s| s.split(',').map(String::from).collect())
+        .unwrap_or_else(|| {
+            ["base", "res", "comm", "tdpm-s", "tdpm"]
+                .map(String::from)
+                .to_vec()
+        });
+    let o = PointOptions {
+        packets: model_packets,
+        offered_gbps: Some(3.0),
+        packet_bytes: Some(64.0),
+        sim: SimOptions {
+            packets: sim_packets,
+            lock_free_tx: a.get(5).is_some_and(|s| s == "lock-free-tx"),
+            lock_granularity: pktflow_npsim::prog::LockGranularity::parse(
+                &std::env::var("TDPM_SIM_LOCKS").unwrap_or_else(|_| "location".into()),
+            )
+            .unwrap_or_else(|e| panic!("{e}")),
+            ..SimOptions::default()
+        },
+        ..PointOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    println!(
+        "app\tconfig\tMEs\tmodel_Mpps\tsim_Mpps\terror_pct\tmodel_fwd_gbps\tsim_fwd_gbps\tfwd_error_pct\tme_tasks\txscale_tasks\thandoffs_sim\thandoffs_model\tsim_limits\tmodel_binding"
+    );
+    let apps_ref: Vec<&str> = apps.iter().map(String::as_str).collect();
+    let mappers_ref: Vec<&str> = mappers.iter().map(String::as_str).collect();
+    let points = figure5(&apps_ref, &mappers_ref, 1..=6, &o, |_, _, p| {
+        let limits: Vec<String> = p
+            .sim_limits
+            .iter()
+            .map(|(n, u)| format!("{n} {:.0}%", 100.0 * u))
+            .collect();
+        println!(
+            "{}\t{}\t{}\t{:.3}\t{:.3}\t{:+.1}\t{:.3}\t{:.3}\t{:+.1}\t{}\t{}\t{:.2}\t{:.2}\t{}\t{}",
+            p.app,
+            label(&p.mapper),
+            p.mes,
+            p.model_packets_per_second / 1e6,
+            p.sim_packets_per_second / 1e6,
+            p.error_pct,
+            p.model_forwarding_gbps,
+            p.sim_forwarding_gbps,
+            p.forwarding_error_pct,
+            p.me_tasks,
+            p.xscale_tasks,
+            p.handoff_requests_per_packet,
+            p.model_handoff_requests_per_packet,
+            limits.join(", "),
+            p.model_binding,
+        );
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    println!("\nerror summary (|model - sim| / sim, uncapped packets/s; forwarding rate capped at 3 Gb/s):");
+    println!("app\tconfig\tmean_abs_error_pct\tmax_abs_error_pct\tmean_abs_fwd_error_pct");
+    for app in &apps {
+        for m in mappers_ref.iter().copied().chain(["all"]) {
+            let sel: Vec<_> = points
+                .iter()
+                .filter(|p| &p.app == app && (m == "all" || p.mapper == m))
+                .collect();
+            if sel.is_empty() {
+                continue;
             }
-            let fallback = first_me.unwrap_or_else(|| vec![np.np.interface_pes]);
-            for (e, tm) in mapping.tasks.iter_mut().enumerate() {
-                if prep.iface[e] {
-                    continue;
-                }
-                let ppf = g.ppfs.iter().any(|p| p.name == prep.names[e]);
-                let pes = match (&assigned[e], ppf) {
-                    (Some(p), _) => p.clone(),
-                    (None, true) => fallback.clone(), // XScale task: no XScale in npsim
-                    (None, false) => vec![np.np.interface_pes - 1], // Queue/Discard: with Tx
-                };
-                *tm = TaskMap {
-                    max_concurrent: contexts * pes.len() as u32,
-                    pes,
-                };
-            }
-            let res =
-                prep.max_rate_mapping(&mapping, &SimConfig::default(), &MaxRateConfig::default());
-            let model_pps = plan.eval.packets_per_second;
-            match res {
-                Ok(r) => {
-                    let rep = &r.report;
-                    let top = rep
-                        .buses
-                        .iter()
-                        .chain(&rep.channels)
-                        .chain(&rep.storage)
-                        .max_by(|a, b| a.utilization.total_cmp(&b.utilization))
-                        .map(|x| format!("{} {:.0}%", x.name, 100.0 * x.utilization))
-                        .unwrap_or_default();
-                    let pe = rep
-                        .pes
-                        .iter()
-                        .enumerate()
-                        .min_by(|a, b| a.1.idle.total_cmp(&b.1.idle))
-                        .map(|(i, p)| format!("PE{i} idle {:.0}%", 100.0 * p.idle))
-                        .unwrap_or_default();
-                    println!(
-                        "{app}\t{n}\t{:.3}\t{:.3}\t{:+.1}\t{top}\t{pe}",
-                        model_pps / 1e6,
-                        r.packets_per_second / 1e6,
-                        100.0 * (model_pps - r.packets_per_second) / r.packets_per_second,
-                    )
-                }
-                Err(e) => println!("{app}\t{n}\t{:.3}\t-\t-\t{e}", model_pps / 1e6),
-            }
+            let n = sel.len() as f64;
+            let mean = sel.iter().map(|p| p.error_pct.abs()).sum::<f64>() / n;
+            let max = sel.iter().map(|p| p.error_pct.abs()).fold(0.0, f64::max);
+            let fwd = sel
+                .iter()
+                .map(|p| p.forwarding_error_pct.abs())
+                .sum::<f64>()
+                / n;
+            println!("{app}\t{}\t{mean:.1}\t{max:.1}\t{fwd:.1}", label(m));
         }
     }
+    eprintln!(
+        "{} points in {:.1} s",
+        points.len(),
+        t0.elapsed().as_secs_f64()
+    );
 }

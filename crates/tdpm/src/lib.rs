@@ -13,6 +13,7 @@ pub mod graph;
 pub mod heuristic;
 pub mod optimal;
 pub mod refine;
+pub mod simulate;
 
 pub use baselines::{map, MAPPERS};
 pub use cost::{Binding, Eval, Machine, Mapping, Model, Task, TaskCost};
