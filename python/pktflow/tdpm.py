@@ -61,3 +61,58 @@ def map_app(
     if critical_threshold is not None:
         req["critical_threshold"] = float(critical_threshold)
     return json.loads(_core.tdpm_map(json.dumps(req)))
+
+
+def simulate_plan(
+    app: str,
+    *,
+    arch: str = "ixp2400",
+    mapper: str = "tdpm",
+    engines: Optional[int] = None,
+    packets: int = 2000,
+    seed: int = 1,
+    offered_gbps: Optional[float] = None,
+    critical_threshold: Optional[float] = None,
+    packet_bytes: Optional[float] = None,
+    sim_packets: int = 2000,
+    packet_cache: bool = True,
+    wide_accesses: bool = True,
+    lock_free_tx: bool = False,
+    search: Optional[dict[str, Any]] = None,
+) -> dict[str, Any]:
+    """Map a Click ``app`` with ``mapper`` and run the plan on the timing simulator (``crates/npsim``).
+
+    ME tasks run on their MEs, XScale tasks on the control core, and a packet changing task pays
+    the DRAM hand-off the cost model charges (docs/tdpm.md). Returns ``point`` (model and
+    simulated packets/s and Gb/s, ``error_pct`` = (model - sim) / sim, the forwarding rates capped
+    at ``offered_gbps`` and their error, the simulator's busiest resources), ``model`` (the
+    report of :func:`map_app`) and ``simulation`` (rate, bracket, hand-offs per packet, the
+    element mapping given to the simulator). ``packets`` profiles the PPF graph; ``sim_packets``
+    is the length of each simulation; ``lock_free_tx`` lifts the transmitter queues' locks.
+    Identical simulations are run once per process.
+    """
+    sim: dict[str, Any] = {
+        "packets": int(sim_packets),
+        "packet_cache": bool(packet_cache),
+        "wide_accesses": bool(wide_accesses),
+        "lock_free_tx": bool(lock_free_tx),
+    }
+    if search is not None:
+        sim["search"] = dict(search)
+    req: dict[str, Any] = {
+        "app": str(app),
+        "arch": arch,
+        "mapper": mapper,
+        "packets": int(packets),
+        "seed": int(seed),
+        "sim": sim,
+    }
+    if engines is not None:
+        req["engines"] = int(engines)
+    if offered_gbps is not None:
+        req["offered_gbps"] = float(offered_gbps)
+    if packet_bytes is not None:
+        req["packet_bytes"] = float(packet_bytes)
+    if critical_threshold is not None:
+        req["critical_threshold"] = float(critical_threshold)
+    return json.loads(_core.tdpm_simulate(json.dumps(req)))

@@ -1,5 +1,5 @@
 //! Python functions of throughput-driven partitioning and mapping (crates/tdpm, seed 001).
-//! `tdpm_map` takes and returns JSON strings (request fields: docs/tdpm.md); errors become
+//! `tdpm_map` and `tdpm_simulate` take and return JSON strings (request fields: docs/tdpm.md); errors become
 //! `pktflow.PktflowError`.
 use crate::PktflowError;
 use pyo3::prelude::*;
@@ -12,7 +12,17 @@ fn tdpm_map(py: Python<'_>, request: &str) -> PyResult<String> {
         .map_err(|e| PktflowError::new_err(e.to_string()))
 }
 
+/// Map an application with one mapper and simulate the plan on the timing simulator (crates/npsim):
+/// `{"point": ..., "model": ..., "simulation": ...}` (docs/tdpm.md).
+#[pyfunction]
+fn tdpm_simulate(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    py.detach(move || pktflow_tdpm::simulate::simulate_json(&r))
+        .map_err(|e| PktflowError::new_err(e.to_string()))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tdpm_map, m)?)?;
+    m.add_function(wrap_pyfunction!(tdpm_simulate, m)?)?;
     Ok(())
 }
