@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -163,6 +164,7 @@ def _explore_plot(doc: dict, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     labels = {
         "none": "no transformation",
@@ -453,6 +455,7 @@ def register(app: typer.Typer) -> None:
             import csv
 
             rows = api.explore_rows(doc)
+            Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
             with open(csv_path, "w", newline="") as f:
                 w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
                 w.writeheader()
