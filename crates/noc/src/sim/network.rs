@@ -187,7 +187,8 @@ pub struct Network {
     outs: Vec<OutVc>,
     routers: Vec<Router>,
     /// link delay lines: per ring slot (`ring` slots), the flits that arrive in that cycle with
-    /// their destination `node << 6 | input port * vt + vc` (delivery touches only busy links)
+    /// their destination `node << 7 | circuit VC << 6 | input port * vt + vc` (delivery touches
+    /// only busy links)
     link_events: Vec<Vec<(Flit, u32)>>,
     ring: usize,
     /// `now % ring` and `now % cring`, kept incrementally (no division in the hot loop)
@@ -199,6 +200,12 @@ pub struct Network {
     cring: usize,
     /// per ring slot: flits arriving at network interfaces
     eject_events: Vec<Vec<Flit>>,
+    /// input port of each router-local VC index (port * vt + vc)
+    port_of: [u8; 64],
+    /// ring slots written this cycle: packet and circuit flits leaving a switch, credits
+    rslot_pkt: usize,
+    rslot_circ: usize,
+    cslot_out: usize,
     // circuits: per (node*5+inport) the output port of the circuit that enters there
     circ_out: Vec<u8>,
     circ_first: Vec<u8>, // per circuit: first output port at the source
@@ -310,6 +317,10 @@ impl Network {
             eject_events: (0..ring)
                 .map(|_| Vec::with_capacity(n * arch.node_ejection_flits_per_cycle as usize))
                 .collect(),
+            port_of: std::array::from_fn(|lv| (lv / vt).min(PORTS) as u8),
+            rslot_pkt: 0,
+            rslot_circ: 0,
+            cslot_out: 0,
             circ_out: vec![NONE8; n * PORTS],
             circ_first: Vec::new(),
             wmask: vec![0; n * wring * 2],
@@ -436,6 +447,9 @@ impl Network {
         self.deliver_links(t);
         self.deliver_credits();
         self.inject(t);
+        self.rslot_pkt = wrap(self.slot + self.pipe_out as usize, self.ring);
+        self.rslot_circ = wrap(self.slot + self.circ as usize, self.ring);
+        self.cslot_out = wrap(self.cslot + self.cd as usize, self.cring);
         let (wring, wslot) = (self.wring, self.wslot);
         for node in 0..self.mesh.nodes() {
             // VCs whose wait ends this cycle go back into the router's masks
@@ -481,7 +495,7 @@ impl Network {
         let depth = self.depth;
         let mut ev = std::mem::take(&mut self.link_events[slot]);
         for &(f, dest) in &ev {
-            let (node, lv) = ((dest >> 6) as usize, (dest & 63) as usize);
+            let (node, lv) = ((dest >> 7) as usize, (dest & 63) as usize);
             let i = node * pv + lv;
             let vs = &mut self.vcs[i];
             debug_assert!((vs.len as usize) < depth, "buffer overflow");
@@ -493,7 +507,7 @@ impl Network {
             };
             self.buf[i * depth + pos] = f;
             self.routers[node].occ += 1;
-            self.arrived(node, lv, i, f);
+            self.arrived(node, lv, i, f, dest & 64 != 0);
         }
         ev.clear();
         self.link_events[slot] = ev;
@@ -634,7 +648,7 @@ impl Network {
                 self.buf[i * self.depth + pos] = f;
                 self.vcs[i].len += 1;
                 self.routers[node].occ += 1;
-                self.arrived(node, LOCAL * self.vt + vc, i, f);
+                self.arrived(node, LOCAL * self.vt + vc, i, f, false);
                 self.flits_injected += 1;
                 self.ni_sent[li] = sent + 1;
                 if sent + 1 == p.flits {
@@ -660,17 +674,17 @@ impl Network {
     /// visible, so it goes straight to the VC-allocation state and sleeps until its route is
     /// computed; a flit entering an empty active VC sleeps until it is visible and the VC ready.
     #[inline]
-    fn arrived(&mut self, node: usize, lv: usize, i: usize, f: Flit) {
+    fn arrived(&mut self, node: usize, lv: usize, i: usize, f: Flit, circuit_vc: bool) {
         let bit = 1u64 << lv;
         if self.routers[node].sleep & bit != 0 {
             return;
         }
-        let circuit_vc = lv % self.vt == self.v;
-        let route = self.route_code(node, f.dst);
-        let vs = &mut self.vcs[i];
+        let vs = self.vcs[i];
         if vs.len == 1 && !circuit_vc {
             if vs.state == IDLE && f.flags & 5 == 1 {
                 let ready = f.arrive as u64 + self.rc as u64;
+                let route = self.route_code(node, f.dst);
+                let vs = &mut self.vcs[i];
                 vs.state = VA;
                 vs.ready = ready as u32;
                 vs.route = route;
@@ -686,7 +700,7 @@ impl Network {
             }
         }
         let r = &mut self.routers[node];
-        if circuit_vc || self.vcs[i].state == ACTIVE {
+        if circuit_vc || vs.state == ACTIVE {
             r.act |= bit;
         } else {
             r.pend |= bit;
@@ -772,7 +786,7 @@ impl Network {
             if want == NONE8 {
                 continue;
             }
-            let (op, ovc) = (want as usize / vt, want as usize % vt);
+            let (op, ovc) = (want as usize >> 4, want as usize & 15);
             let oi = self.vci(node, op, ovc);
             let ptr = self.outs[oi].rr as usize;
             // requester with the smallest round-robin distance from the pointer wins
@@ -804,12 +818,11 @@ impl Network {
         }
     }
 
-    /// Stage 1 of VC allocation for input VC `i`: the output VC it requests (`port * vt + vc`)
+    /// Stage 1 of VC allocation for input VC `i`: the output VC it requests (`port << 4 | vc`)
     /// or NONE8. Candidates are ranked by a key (free credits + 1) << 16 | (255 - rank) << 8 |
     /// answer, 0 when busy, so the maximum is the first best candidate in round-robin order and
     /// the loop has no data-dependent branches.
     fn pick_out_vc(&self, node: usize, i: usize) -> u8 {
-        let vt = self.vt;
         let v = self.v;
         let vs = self.vcs[i];
         let route = vs.route as usize;
@@ -827,13 +840,17 @@ impl Network {
         let mut best = 0u32;
         match self.routing {
             _ if dor == LOCAL => {
-                // the first free ejection VC in round-robin order
+                // the first free ejection VC in round-robin order (rank = distance from the
+                // input VC's pointer)
                 let start = vs.in_rr as usize;
                 let base = self.vci(node, LOCAL, 0);
-                let outs = &self.outs[base..base + v];
-                for k in 0..v {
-                    let vc = wrap(start + k, v);
-                    best = best.max(key(outs[vc], false, k, LOCAL * vt + vc));
+                for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
+                    let rank = if vc >= start {
+                        vc - start
+                    } else {
+                        vc + v - start
+                    };
+                    best = best.max(key(o, false, rank, LOCAL << 4 | vc));
                 }
             }
             PacketRouting::Dor => {
@@ -841,10 +858,13 @@ impl Network {
                 // queue behind the previous one), round-robin among equals
                 let start = vs.in_rr as usize;
                 let base = self.vci(node, dor, 0);
-                let outs = &self.outs[base..base + v];
-                for k in 0..v {
-                    let vc = wrap(start + k, v);
-                    best = best.max(key(outs[vc], true, k, dor * vt + vc));
+                for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
+                    let rank = if vc >= start {
+                        vc - start
+                    } else {
+                        vc + v - start
+                    };
+                    best = best.max(key(o, true, rank, dor << 4 | vc));
                 }
             }
             PacketRouting::Adaptive => {
@@ -855,13 +875,13 @@ impl Network {
                     let d = d as usize;
                     let base = self.vci(node, d, 0);
                     for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
-                        best = best.max(key(o, true, rank, d * vt + vc));
+                        best = best.max(key(o, true, rank, d << 4 | vc));
                         rank += 1;
                     }
                 }
                 if best == 0 {
                     // escape channel: VC 0 in the XY direction only
-                    best = key(self.outs[self.vci(node, dor, 0)], false, 0, dor * vt);
+                    best = key(self.outs[self.vci(node, dor, 0)], false, 0, dor << 4);
                 }
             }
         }
@@ -876,7 +896,6 @@ impl Network {
     /// switch traversal. The local input port may send up to `node_injection_flits_per_cycle`
     /// flits per cycle (to distinct outputs) and the local output port may take up to
     /// `node_ejection_flits_per_cycle`; every other port moves one flit per cycle.
-    #[allow(clippy::needless_range_loop)]
     fn switch(&mut self, node: usize, t: u64) {
         let act = self.routers[node].act;
         if act == 0 {
@@ -885,20 +904,24 @@ impl Network {
         let vt = self.vt;
         let v = self.v;
         let vmask: u64 = (1u64 << v) - 1;
-        // requests: (input port, vc, output port, circuit); an input port makes at most one
-        // request per output port, so the packet requests are also kept as a bit mask of input
-        // ports per output port (`by_op`) with the requesting VC in `req_vc[port][op]`
-        let mut rq = [(0u8, 0u8, 0u8, false); 32];
+        let pmask: u64 = (1u64 << vt) - 1;
+        let base = node * PORTS * vt;
+        // requests: (input port, vc, output port, circuit), in input-port order; an input port
+        // makes at most one request per output port, so the packet requests are also kept as
+        // a bit mask of input ports per output port (`by_op`, outputs with requests in `ops`)
+        // with the requesting VC in `req_vc[port][op]`
+        let mut rq = [(0u8, 0u8, 0u8, false); 16];
         let mut nreq = 0usize;
         let mut ncirc = 0usize;
+        let mut ops = 0u32;
         let mut by_op = [0u8; PORTS];
         let mut req_vc = [[0u8; PORTS]; PORTS];
-        // stage 1: each input port chooses its VC(s)
-        for port in 0..PORTS {
-            let pbits = (act >> (port * vt)) & ((1u64 << vt) - 1);
-            if pbits == 0 {
-                continue;
-            }
+        // stage 1: each input port with active VCs chooses its VC(s)
+        let mut rest = act;
+        while rest != 0 {
+            let port = self.port_of[rest.trailing_zeros() as usize] as usize;
+            let pbits = (rest >> (port * vt)) & pmask;
+            rest &= !(pmask << (port * vt));
             if port != LOCAL && pbits >> v & 1 == 1 {
                 // the circuit VC has priority at its input port (a flit that came over a link
                 // is visible at once)
@@ -920,7 +943,7 @@ impl Network {
                 let k = order.trailing_zeros() as usize;
                 order &= order - 1;
                 let vc = wrap(ptr + k, v);
-                let i = self.vci(node, port, vc);
+                let i = base + port * vt + vc;
                 let vs = self.vcs[i];
                 // flits that came over a link are visible at once; injected ones after the
                 // injection link
@@ -935,7 +958,7 @@ impl Network {
                 let op = vs.out_port as usize;
                 let ovc = vs.out_vc as usize;
                 if used_ops >> op & 1 == 1
-                    || (op != LOCAL && self.outs[self.vci(node, op, ovc)].credits == 0)
+                    || (op != LOCAL && self.outs[base + op * vt + ovc].credits == 0)
                 {
                     continue;
                 }
@@ -947,6 +970,7 @@ impl Network {
                 } else {
                     by_op[op] |= 1 << port;
                     req_vc[port][op] = vc as u8;
+                    ops |= 1 << op;
                 }
                 got += 1;
             }
@@ -969,7 +993,9 @@ impl Network {
                 }
             }
         }
-        for op in 0..PORTS {
+        while ops != 0 {
+            let op = ops.trailing_zeros() as usize;
+            ops &= ops - 1;
             let mut m = by_op[op] as u32;
             while m != 0 && taken[op] < cap(op) {
                 // the requesting input port at the smallest round-robin distance from the pointer
@@ -983,7 +1009,7 @@ impl Network {
                 m &= !(1 << port);
                 let vc = req_vc[port][op] as usize;
                 taken[op] += 1;
-                let ovc = self.vcs[self.vci(node, port, vc)].out_vc as usize;
+                let ovc = self.vcs[base + port * vt + vc].out_vc as usize;
                 let r = &mut self.routers[node];
                 r.sa_out_rr[op] = wrap(port + 1, PORTS) as u8;
                 r.sa_in_rr[port] = wrap(vc + 1, v) as u8;
@@ -993,6 +1019,7 @@ impl Network {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn traverse(
         &mut self,
         node: usize,
@@ -1003,64 +1030,67 @@ impl Network {
         circ: bool,
         t: u64,
     ) {
-        let i = self.vci(node, port, vc);
+        let vt = self.vt;
+        let lv = port * vt + vc;
+        let i = node * PORTS * vt + lv;
         let f = self.front(i);
         let vs = &mut self.vcs[i];
         vs.head = wrap(vs.head as usize + 1, self.depth) as u16;
         vs.len -= 1;
         let empty = vs.len == 0;
-        let bit = 1u64 << (port * self.vt + vc);
+        let bit = 1u64 << lv;
+        let tail = f.flags & 2 != 0;
+        // a packet VC (including a local VC bound to a circuit) is released by its tail
+        let release = tail && vc < self.v;
+        if release {
+            vs.state = IDLE;
+            vs.out_port = NONE8;
+            vs.out_vc = NONE8;
+        }
         let r = &mut self.routers[node];
         r.occ -= 1;
-        if empty {
+        if empty || release {
             r.act &= !bit;
+            if !empty {
+                r.pend |= bit;
+            }
         }
         self.last_progress = t;
-        let tail = f.flags & 2 != 0;
         if port == LOCAL {
             // the NI sits next to its router: its credits return at once
-            self.ni_credits[node * self.vt + vc] += 1;
+            self.ni_credits[node * vt + vc] += 1;
         } else {
-            let cslot = wrap(self.cslot + self.cd as usize, self.cring);
             // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
             // before they can be reallocated; other VCs are released when the tail leaves.
             let atomic = self.routing == PacketRouting::Adaptive && vc == 0;
-            let up = self.nbr[node][port] as usize;
-            let oi = self.vci(up, opposite(port), vc) as u32;
-            self.credit_events[cslot].push(if tail && !circ && atomic {
+            let up = self.nbr[node][port];
+            let oi = up * (PORTS * vt) as u32 + (opposite(port) * vt + vc) as u32;
+            self.credit_events[self.cslot_out].push(if tail && !circ && atomic {
                 oi | CREDIT_TAIL
             } else {
                 oi
             });
         }
-        let delay = if circ { self.circ } else { self.pipe_out } as u64;
-        let rslot = wrap(self.slot + delay as usize, self.ring);
+        let rslot = if circ {
+            self.rslot_circ
+        } else {
+            self.rslot_pkt
+        };
+        let oi = node * PORTS * vt + op * vt + ovc;
         if op == LOCAL {
             self.eject_events[rslot].push(f);
         } else {
-            let oi = self.vci(node, op, ovc);
             self.outs[oi].credits -= 1;
             self.link_flits[node * 4 + op] += 1;
             let next = self.nbr[node][op];
-            let lv = (opposite(op) * self.vt + ovc) as u32;
-            self.link_events[rslot].push((f, next << 6 | lv));
+            let dlv = (opposite(op) * vt + ovc) as u32;
+            self.link_events[rslot].push((f, next << 7 | (circ as u32) << 6 | dlv));
         }
-        // a packet VC (including a local VC bound to a circuit) is released by its tail
-        let packet_vc = vc < self.v;
-        if tail && packet_vc {
-            let vs = &mut self.vcs[i];
-            vs.state = IDLE;
-            vs.out_port = NONE8;
-            vs.out_vc = NONE8;
-            let r = &mut self.routers[node];
-            r.act &= !bit;
-            if !empty {
-                r.pend |= bit;
-            }
-            if !circ && (op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0)) {
-                let oi = self.vci(node, op, ovc);
-                self.outs[oi].busy = false;
-            }
+        if release
+            && !circ
+            && (op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0))
+        {
+            self.outs[oi].busy = false;
         }
     }
 
