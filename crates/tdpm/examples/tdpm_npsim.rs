@@ -2,11 +2,12 @@
 //! every configuration (Base, RES, COMM, TDPM-S, TDPM-all) of l3switch, mpls and firewall on
 //! 1 to 6 MEs of the ixp2400 preset, 3 Gb/s of 64-byte packets offered. Each plan is handed to
 //! the simulator by `pktflow_tdpm::simulate` (ME tasks on their MEs, XScale tasks on the control
-//! core, a DRAM hand-off where a packet changes task; docs/tdpm.md) and its maximum sustainable
+//! core, a DRAM hand-off where a packet changes task; docs/reproductions.md) and its maximum sustainable
 //! rate found by bisection. Error = (model − simulation) / simulation.
 //!
 //! Run: `cargo run --release -p pktflow-tdpm --example tdpm_npsim -- [SIM_PACKETS] [MODEL_PACKETS] [APPS] [MAPPERS] [lock-free-tx]`
-//! (defaults 2000, 5000, l3switch,mpls,firewall, base,res,comm,tdpm-s,tdpm; `lock-free-tx`: the
+//! (defaults 5000, 5000: the same traffic for the profile and the simulations, which matters on
+//! heavy-tailed flows; l3switch,mpls,firewall; base,res,comm,tdpm-s,tdpm; `lock-free-tx`: the
 //! transmitter's queues take no lock, a sensitivity run). Prints one tab-separated row per
 //! point, then the error summary per app and configuration. `TDPM_SIM_LOCKS=object` simulates
 //! one lock per state object (the cost model's) instead of one per location.
@@ -25,7 +26,7 @@ fn label(m: &str) -> &str {
 
 fn main() {
     let a: Vec<String> = std::env::args().collect();
-    let sim_packets: u64 = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let sim_packets: u64 = a.get(1).and_then(|s| s.parse().ok()).unwrap_or(5000);
     let model_packets: u64 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(5000);
     let apps: Vec<String> = a
         .get(3)

@@ -2,7 +2,8 @@
 //! simulated maximum sustainable rate for the same partition and mapping (issue 5, seed 001
 //! Figure 5 and Table 2 by simulation).
 //!
-//! How a plan becomes a simulation (docs/tdpm.md, "The plan on the timing simulator"):
+//! How a plan becomes a simulation (docs/reproductions.md "Seed 001", docs/npsim.md "Control core,
+//! hand-offs between task groups, explicit mappings"):
 //! * every PPF of an ME task runs on that task's MEs (c × d engines, consecutive PEs after the
 //!   interface PEs), any of their contexts; every PPF of an XScale task on the control core
 //!   (npsim PE `pe_count`, 1 context, the XScale's CPI and clock);
