@@ -13,9 +13,18 @@
 //! Engines for a fixed task set are allocated exactly: when no lock is shared by two tasks,
 //! each task's rate γ D hz / W_t(D) depends on its own D only, and the best minimum is the
 //! largest candidate value v = rate_t(D) for which Σ_t min{D : rate_t(D) ≥ v} ≤ n; otherwise
-//! every D vector is enumerated. Pruning: a partition is skipped when an upper bound on its
-//! throughput (no synchronization; each task either on the MEs or the XScale) is not above the
-//! best found, and a choice of XScale tasks when the XScale bound alone is not.
+//! every D vector is enumerated.
+//!
+//! Branch and bound: the partition is built one PPF at a time (heaviest first, restricted
+//! growth strings), and a partial partition is extended only when a relaxation says some
+//! completion might beat the best mapping found so far (`Search::can_beat`: each block needs
+//! whole MEs for the work its decided PPFs fix, the fractional work of blocks and undecided PPFs
+//! fits n MEs, the rest fits the XScale's budget). The incumbent is the best of the heuristic
+//! mappers, `tdpm-refine` included; the result does not depend on it (tests compare with the
+//! search that visits every partition). Within a partition, a choice of XScale tasks is skipped
+//! when the XScale bound alone is not above the best. Limited to 14 PPFs (Bell(14) = 190
+//! million partitions when nothing prunes); the three 12-13-PPF benchmark apps take
+//! milliseconds (docs/tdpm.md).
 use crate::cost::{Mapping, Model, StaticCost, Task};
 use crate::error::TdpmError;
 use crate::graph::End;
@@ -25,11 +34,17 @@ use crate::heuristic::{self, Options, Plan, Steps};
 #[derive(Clone, Debug)]
 pub struct Limits {
     pub max_ppfs: usize,
+    /// Prune partial partitions by the bound of [`Search::can_beat`] (branch and bound); false
+    /// visits every partition (the reference the pruned search is tested against).
+    pub branch_and_bound: bool,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { max_ppfs: 10 }
+        Limits {
+            max_ppfs: 14,
+            branch_and_bound: true,
+        }
     }
 }
 
@@ -39,6 +54,17 @@ struct Search<'a, 'g> {
     best: Option<Mapping>,
     partitions: u64,
     pruned: u64,
+    /// PPFs in the order they are given blocks (heaviest first) and each PPF's position in
+    /// it.
+    order: Vec<usize>,
+    pos: Vec<usize>,
+    /// Per PPF: ME and XScale work that no grouping removes (computation, memory, lock
+    /// acquire/release, loads from rx), λ a cs summed over its locks, and the loads from rx.
+    ppf_me: Vec<f64>,
+    ppf_x: Vec<f64>,
+    ppf_cs: Vec<f64>,
+    bnb: bool,
+    nodes: u64,
 }
 
 pub fn optimal(model: &Model, limits: &Limits) -> Result<Plan, TdpmError> {
@@ -50,22 +76,22 @@ pub fn optimal(model: &Model, limits: &Limits) -> Result<Plan, TdpmError> {
             limits.max_ppfs
         )));
     }
-    // Incumbent: the best of the heuristics (prunes most partitions).
-    let mut s = Search {
-        model,
-        best_h: -1.0,
-        best: None,
-        partitions: 0,
-        pruned: 0,
+    // Incumbent: the best of the heuristics (prunes most partitions; the result does not
+    // depend on it, see the branch-and-bound tests).
+    let mut s = searcher(model, -1.0, limits.branch_and_bound);
+    let incumbents: &[&str] = if limits.branch_and_bound {
+        &["tdpm-refine", "tdpm", "tdpm-s", "res", "base"]
+    } else {
+        &["tdpm", "tdpm-s", "res", "base"]
     };
-    for name in ["tdpm", "tdpm-s", "res", "base"] {
+    for &name in incumbents {
         let p = crate::baselines::map(model, name, &Options::default())?;
         if p.eval.packets_per_second > s.best_h {
             s.best_h = p.eval.packets_per_second;
             s.best = Some(p.mapping);
         }
     }
-    let mut label = vec![0usize; m];
+    let mut label = vec![usize::MAX; m];
     s.partitions_rec(&mut label, 0, 0);
     let mapping = s.best.take().expect("an incumbent exists");
     let eval = model.evaluate(&mapping)?;
@@ -82,19 +108,199 @@ pub fn optimal(model: &Model, limits: &Limits) -> Result<Plan, TdpmError> {
     })
 }
 
+/// The search state for `model` with `best_h` as the rate to beat.
+fn searcher<'a, 'g>(model: &'a Model<'g>, best_h: f64, bnb: bool) -> Search<'a, 'g> {
+    let m = model.g.len();
+    let g = model.g;
+    let gamma = model.m.threads as f64;
+    let rx_load: Vec<f64> = (0..m)
+        .map(|i| {
+            g.in_ch[i]
+                .iter()
+                .filter(|&&k| g.channels[k].from == End::Rx)
+                .map(|&k| model.ch_load[k])
+                .sum()
+        })
+        .collect();
+    let ar_cs: Vec<(f64, f64)> = (0..m)
+        .map(|i| {
+            model.lock_uses[i]
+                .iter()
+                .fold((0.0, 0.0), |(ar, cs), &(_, a, c)| {
+                    (
+                        ar + a * (model.lock_acquire + model.lock_release),
+                        cs + a * c,
+                    )
+                })
+        })
+        .collect();
+    let ppf_me: Vec<f64> = (0..m)
+        .map(|i| {
+            model.comp_me[i]
+                + model.mem[i]
+                + ar_cs[i].0
+                + ar_cs[i].1 * (gamma - 1.0) / 2.0
+                + rx_load[i]
+        })
+        .collect();
+    // Heaviest PPFs first: the decisions that decide the bottleneck are made near the root,
+    // where a pruned branch removes most partitions.
+    let mut order: Vec<usize> = (0..m).collect();
+    order.sort_by(|&a, &b| ppf_me[b].total_cmp(&ppf_me[a]).then(a.cmp(&b)));
+    let mut pos = vec![0; m];
+    for (k, &i) in order.iter().enumerate() {
+        pos[i] = k;
+    }
+    Search {
+        model,
+        best_h,
+        best: None,
+        partitions: 0,
+        pruned: 0,
+        ppf_me,
+        ppf_x: (0..m)
+            .map(|i| model.comp_x[i] + model.mem[i] + ar_cs[i].0 + rx_load[i])
+            .collect(),
+        ppf_cs: ar_cs.iter().map(|x| x.1).collect(),
+        order,
+        pos,
+        bnb,
+        nodes: 0,
+    }
+}
+
 impl Search<'_, '_> {
-    /// Restricted growth strings: label[i] ≤ 1 + max(label[..i]).
-    fn partitions_rec(&mut self, label: &mut Vec<usize>, i: usize, blocks: usize) {
+    /// Restricted growth strings over the PPFs in `order`: the d-th PPF gets a block at most
+    /// 1 + the largest block so far. With branch and bound, a partial partition is extended
+    /// only when [`Search::can_beat`] says some completion might beat the best found.
+    fn partitions_rec(&mut self, label: &mut Vec<usize>, d: usize, blocks: usize) {
         let m = label.len();
-        if i == m {
+        if d == m {
             self.partitions += 1;
+            if self.bnb && !self.can_beat(label, d, blocks) {
+                self.pruned += 1;
+                return;
+            }
             self.evaluate_partition(label, blocks);
             return;
         }
+        let i = self.order[d];
         for b in 0..=blocks {
             label[i] = b;
-            self.partitions_rec(label, i + 1, blocks.max(b + 1));
+            let nb = blocks.max(b + 1);
+            self.nodes += 1;
+            if self.bnb && d + 1 < m && !self.can_beat(label, d + 1, nb) {
+                self.pruned += 1;
+                continue;
+            }
+            self.partitions_rec(label, d + 1, nb);
         }
+        label[i] = usize::MAX;
+    }
+
+    /// Whether some completion of the partial partition (the first `d` PPFs of `order` in
+    /// `blocks` blocks, by `label`) might give a throughput above the best found. A relaxation
+    /// that only grows as PPFs are added, evaluated at the target rate H just above the best:
+    ///
+    /// * each block's work counts what its decided PPFs fix: computation, memory, lock
+    ///   acquire/release, the communication of channels whose two ends are decided (a channel to
+    ///   an undecided PPF may still become a call), and on an ME at least γ threads contending
+    ///   for its locks. On MEs the block needs at least the smallest D with
+    ///   γ D hz ≥ H (A + B (γ D − 1) / 2) MEs (A: work, B: Σ λ a cs; the lock wait grows with
+    ///   its own D), none when no D ≤ n or the block is over the control store; the blocks on
+    ///   MEs need at most n of those whole MEs;
+    /// * an undecided PPF adds at least its own work; the work of every block and undecided PPF
+    ///   on MEs, as fractions H w / (γ hz) of an ME, is at most n (an undecided PPF may join a
+    ///   block and fill its rounding, so it counts only here);
+    /// * the XScale must stay within hz / H cycles per packet.
+    ///
+    /// The least XScale load over the choice of processors is bounded below by the fractional
+    /// knapsack under each of the two ME constraints; the completion cannot beat the best when
+    /// that load is over the XScale's budget.
+    fn can_beat(&self, label: &[usize], d: usize, blocks: usize) -> bool {
+        let model = self.model;
+        let g = model.g;
+        let mm = &model.m;
+        let gamma = mm.threads as f64;
+        let hz = mm.me_hz;
+        let n = mm.engines;
+        let h = self.best_h * (1.0 + 1e-9);
+        if h <= 0.0 {
+            return true;
+        }
+        let decided = |i: usize| self.pos[i] < d;
+        let mut w_me = vec![0.0f64; blocks];
+        let mut w_x = vec![0.0f64; blocks];
+        let mut cs = vec![0.0f64; blocks];
+        let mut code = vec![0u64; blocks];
+        let mut writes = vec![false; blocks];
+        for &i in &self.order[..d] {
+            let b = label[i];
+            w_me[b] += self.ppf_me[i];
+            w_x[b] += self.ppf_x[i];
+            cs[b] += self.ppf_cs[i];
+            code[b] += g.ppfs[i].code_size as u64;
+            writes[b] |= g.ppfs[i].writes_packet;
+        }
+        for (k, c) in g.channels.iter().enumerate() {
+            let (add_b, add) = match (c.from, c.to) {
+                (End::Ppf(i), End::Tx) if decided(i) && writes[label[i]] => {
+                    (label[i], model.ch_store[k])
+                }
+                (End::Ppf(i), End::Ppf(j)) if decided(i) && decided(j) => {
+                    let (a, b) = (label[i], label[j]);
+                    if a == b {
+                        continue;
+                    }
+                    w_me[b] += model.ch_load[k];
+                    w_x[b] += model.ch_load[k];
+                    if writes[a] {
+                        (a, model.ch_store[k])
+                    } else {
+                        continue;
+                    }
+                }
+                _ => continue, // loads from rx are in the PPFs' own work
+            };
+            w_me[add_b] += add;
+            w_x[add_b] += add;
+        }
+        // Items: (ME units if on an ME, XScale cycles if on the XScale). `whole`: the blocks with
+        // their whole MEs; `frac`: blocks and undecided PPFs with the fraction of an ME their
+        // work takes at H (the total can exceed neither n).
+        let mut whole: Vec<(f64, f64)> = Vec::with_capacity(blocks);
+        let mut frac: Vec<(f64, f64)> = Vec::with_capacity(label.len());
+        for b in 0..blocks {
+            // w_me already holds cs (γ − 1) / 2; A excludes it.
+            let a = w_me[b] - cs[b] * (gamma - 1.0) / 2.0;
+            let bb = cs[b];
+            let need = if code[b] > mm.control_store as u64 {
+                None
+            } else {
+                (1..=n).find(|&dd| {
+                    let dd = dd as f64;
+                    gamma * dd * hz >= h * (a + bb * (gamma * dd - 1.0) / 2.0) * (1.0 - 1e-12)
+                })
+            };
+            match need {
+                Some(dd) => {
+                    whole.push((dd as f64, w_x[b]));
+                    frac.push((h * w_me[b] / (gamma * hz), w_x[b]));
+                }
+                None => {
+                    whole.push((f64::INFINITY, w_x[b]));
+                    frac.push((f64::INFINITY, w_x[b]));
+                }
+            }
+        }
+        for &i in &self.order[d..] {
+            frac.push((h * self.ppf_me[i] / (gamma * hz), self.ppf_x[i]));
+        }
+        // Each constraint alone is a relaxation: the least XScale load under either bounds the
+        // least under both.
+        let x_load = least_xscale_load(whole, n as f64).max(least_xscale_load(frac, n as f64));
+        // XScale bound hz / x_load must reach H.
+        x_load * h <= hz * (1.0 + 1e-9)
     }
 
     fn evaluate_partition(&mut self, label: &[usize], p: usize) {
@@ -366,6 +572,26 @@ impl Search<'_, '_> {
     }
 }
 
+/// Least XScale load when items (ME units if on an ME, XScale cycles if on the XScale) are
+/// split between the MEs (at most `cap` units) and the XScale, items divisible (fractional
+/// knapsack: to the MEs by XScale cycles saved per unit): a lower bound for whole items.
+fn least_xscale_load(mut items: Vec<(f64, f64)>, cap: f64) -> f64 {
+    let mut x_load: f64 = items.iter().map(|it| it.1).sum();
+    items.retain(|it| it.0.is_finite() && it.1 > 0.0);
+    items.sort_by(|p, q| (q.1 * p.0).total_cmp(&(p.1 * q.0)));
+    let mut left = cap;
+    for (units, x) in items {
+        if units <= left {
+            left -= units;
+            x_load -= x;
+        } else {
+            x_load -= x * (left / units);
+            break;
+        }
+    }
+    x_load.max(0.0)
+}
+
 /// Whether the tasks on the MEs (bits clear in `mask`) form an acyclic graph (the pipeline);
 /// paths through XScale tasks do not count, as in the heuristic's cycle check.
 fn me_acyclic(succ: &[Vec<usize>], mask: u32) -> bool {
@@ -448,9 +674,78 @@ mod tests {
 
     #[test]
     fn refuses_large_graphs() {
-        let g = gen::generate(&gen::GenParams::small(12, 0));
+        let g = gen::generate(&gen::GenParams::small(15, 0));
         let model = Model::new(&g, Machine::ixp2400(6).unwrap()).unwrap();
         let e = optimal(&model, &Limits::default()).unwrap_err();
-        assert!(e.to_string().contains("more than the limit of 10"), "{e}");
+        assert!(e.to_string().contains("more than the limit of 14"), "{e}");
+    }
+
+    #[test]
+    fn branch_and_bound_finds_what_visiting_every_partition_finds() {
+        let every = Limits {
+            branch_and_bound: false,
+            ..Limits::default()
+        };
+        let mut pruned = 0;
+        for make in [
+            gen::GenParams::small as fn(usize, u64) -> gen::GenParams,
+            gen::GenParams::element_like,
+        ] {
+            for m in [3, 5, 7] {
+                for seed in 0..6 {
+                    let g = gen::generate(&make(m, seed));
+                    for n in [1, 2, 4, 6] {
+                        let model = Model::new(&g, Machine::ixp2400(n).unwrap()).unwrap();
+                        let a = optimal(&model, &Limits::default()).unwrap();
+                        let b = optimal(&model, &every).unwrap();
+                        let (ha, hb) = (a.eval.packets_per_second, b.eval.packets_per_second);
+                        assert!(
+                            (ha - hb).abs() <= 1e-9 * hb,
+                            "m {m} seed {seed} n {n}: {ha} vs {hb}"
+                        );
+                        // Fewer leaves evaluated.
+                        assert!(a.steps.candidates_pushed <= b.steps.candidates_pushed);
+                        pruned += u64::from(a.steps.candidates_pushed < b.steps.candidates_pushed);
+                    }
+                }
+            }
+        }
+        assert!(pruned > 50, "the bound pruned in only {pruned} instances");
+    }
+
+    #[test]
+    fn the_bound_never_cuts_a_better_completion() {
+        // With the incumbent set just below a known mapping's rate, the search must not prune
+        // the partial partitions leading to that mapping.
+        for seed in 0..10 {
+            let g = gen::generate(&gen::GenParams::small(6, seed));
+            for n in [1, 3, 6] {
+                let model = Model::new(&g, Machine::ixp2400(n).unwrap()).unwrap();
+                let opt = optimal(&model, &Limits::default()).unwrap();
+                let mut label = [0usize; 6];
+                for (t, task) in opt.mapping.tasks.iter().enumerate() {
+                    for &i in &task.ppfs {
+                        label[i] = t;
+                    }
+                }
+                let s = searcher(&model, opt.eval.packets_per_second * (1.0 - 1e-6), true);
+                // Relabel in the search order (restricted growth) and check every prefix.
+                let mut map = vec![usize::MAX; opt.mapping.tasks.len()];
+                let mut lab = vec![usize::MAX; 6];
+                let mut blocks = 0;
+                for d in 0..6 {
+                    let i = s.order[d];
+                    if map[label[i]] == usize::MAX {
+                        map[label[i]] = blocks;
+                        blocks += 1;
+                    }
+                    lab[i] = map[label[i]];
+                    assert!(
+                        s.can_beat(&lab, d + 1, blocks),
+                        "seed {seed} n {n}: prefix {d} of the optimum pruned"
+                    );
+                }
+            }
+        }
     }
 }
