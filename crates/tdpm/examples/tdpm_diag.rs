@@ -10,10 +10,16 @@
 //! * `over-grouped`: the optimal partition is finer (a grouping should not have been made);
 //! * `crossing`: neither refines the other (different packing).
 //!
+//! and count features of the misses (an instance may have several): `control-store` (the
+//! mapper rejected a grouping for the control store), `non-adjacent` (an optimal task holds
+//! PPFs not joined by channels inside it, which the candidate list never proposes),
+//! `xscale-differs` (the PPFs on the XScale differ), `lock-split` (the optimum separates two
+//! PPFs the mapper grouped, one of them holding a lock), `one-me` (n = 1).
+//!
 //! Prints the counts per family and, with `-v`, both mappings of every miss.
 //! Run: `cargo run --release -p pktflow-tdpm --example tdpm_diag -- [MAPPER] [SEED0] [SEEDS] [-v]`.
 use pktflow_tdpm::optimal::{optimal, Limits};
-use pktflow_tdpm::{gen, map, Eval, Machine, Mapping, Model, Options};
+use pktflow_tdpm::{gen, map, End, Eval, Machine, Mapping, Model, Options};
 use std::collections::BTreeMap;
 
 fn main() {
@@ -31,6 +37,8 @@ fn main() {
         ("element_like", gen::GenParams::element_like),
     ] {
         let mut counts: BTreeMap<&str, (u32, f64)> = BTreeMap::new();
+        let mut features: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut misses = 0;
         let mut total = 0;
         for m in 4..=8usize {
             for seed in seed0..seed0 + seeds {
@@ -48,6 +56,10 @@ fn main() {
                 let e = counts.entry(class).or_default();
                 e.0 += 1;
                 e.1 += gap;
+                misses += 1;
+                for f in feature_list(&g, n, &p, &opt.mapping) {
+                    *features.entry(f).or_default() += 1;
+                }
                 if verbose {
                     println!(
                         "--- {label} m={m} seed={seed} n={n}: gap {:.2}% [{class}] critical {:?}",
@@ -66,7 +78,74 @@ fn main() {
                 100.0 * s / *c as f64
             );
         }
+        for (f, c) in &features {
+            println!("feature {f}\t{c} of {misses} misses");
+        }
     }
+}
+
+fn feature_list(
+    g: &pktflow_tdpm::PpfGraph,
+    n: u32,
+    p: &pktflow_tdpm::Plan,
+    o: &Mapping,
+) -> Vec<&'static str> {
+    let mut f = Vec::new();
+    if p.steps.rejected_control_store > 0 {
+        f.push("control-store");
+    }
+    // An optimal task whose PPFs are not connected by the channels inside it.
+    let connected = |ppfs: &[usize]| {
+        let inside = |i: usize| ppfs.contains(&i);
+        let mut seen = vec![ppfs[0]];
+        let mut k = 0;
+        while k < seen.len() {
+            let i = seen[k];
+            k += 1;
+            for c in &g.channels {
+                if let (End::Ppf(a), End::Ppf(b)) = (c.from, c.to) {
+                    for (x, y) in [(a, b), (b, a)] {
+                        if x == i && inside(y) && !seen.contains(&y) {
+                            seen.push(y);
+                        }
+                    }
+                }
+            }
+        }
+        seen.len() == ppfs.len()
+    };
+    if o.tasks.iter().any(|t| !connected(&t.ppfs)) {
+        f.push("non-adjacent");
+    }
+    let xs = |m: &Mapping| {
+        let mut v: Vec<usize> = m
+            .tasks
+            .iter()
+            .filter(|t| t.dup == 0)
+            .flat_map(|t| t.ppfs.iter().copied())
+            .collect();
+        v.sort();
+        v
+    };
+    if xs(&p.mapping) != xs(o) {
+        f.push("xscale-differs");
+    }
+    let (bh, bo) = (blocks(&p.mapping, g.len()), blocks(o, g.len()));
+    let split_locked = (0..g.len()).any(|i| {
+        (0..g.len()).any(|j| {
+            i != j
+                && bh[i] == bh[j]
+                && bo[i] != bo[j]
+                && !(g.ppfs[i].locks.is_empty() && g.ppfs[j].locks.is_empty())
+        })
+    });
+    if split_locked {
+        f.push("lock-split");
+    }
+    if n == 1 {
+        f.push("one-me");
+    }
+    f
 }
 
 fn show(name: &str, e: &Eval) {
