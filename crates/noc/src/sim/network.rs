@@ -220,6 +220,8 @@ pub struct Network {
     lanes: usize,
     eject_width: usize,
     ni_cur: Vec<u32>,     // packet being injected
+    ni_dst: Vec<u32>,     // its destination
+    ni_active: Vec<u32>,  // per node: lanes injecting a packet
     ni_sent: Vec<u32>,    // flits of it already injected
     ni_vc: Vec<u8>,       // local input VC used
     ni_credits: Vec<u16>, // per (node*vt + vc): free slots in local input VC
@@ -332,6 +334,8 @@ impl Network {
             lanes: arch.node_injection_flits_per_cycle as usize,
             eject_width: arch.node_ejection_flits_per_cycle as usize,
             ni_cur: vec![NONE32; n * arch.node_injection_flits_per_cycle as usize],
+            ni_dst: vec![NONE32; n * arch.node_injection_flits_per_cycle as usize],
+            ni_active: vec![0; n],
             ni_sent: vec![0; n * arch.node_injection_flits_per_cycle as usize],
             ni_vc: vec![NONE8; n * arch.node_injection_flits_per_cycle as usize],
             ni_credits: vec![depth as u16; n * vt],
@@ -559,28 +563,28 @@ impl Network {
     fn inject(&mut self, t: u64) {
         let lanes = self.lanes;
         for node in 0..self.mesh.nodes() {
-            if self.srcq[node].is_empty()
-                && self.ni_cur[node * lanes..(node + 1) * lanes]
-                    .iter()
-                    .all(|&c| c == NONE32)
-            {
+            if self.srcq[node].is_empty() && self.ni_active[node] == 0 {
                 continue;
             }
             for lane in 0..lanes {
                 let li = node * lanes + lane;
                 if self.ni_cur[li] == NONE32 {
+                    if self.srcq[node].is_empty() {
+                        continue;
+                    }
                     // the first waiting packet whose destination no other lane is serving (so
                     // one blocked stream cannot hold every lane; per-destination order is kept)
                     let mut pick = usize::MAX;
-                    for (qi, &cand) in self.srcq[node].iter().take(16).enumerate() {
-                        let d = self.pkts[cand as usize].dst;
-                        let busy = (0..lanes).any(|o| {
-                            let c = self.ni_cur[node * lanes + o];
-                            c != NONE32 && self.pkts[c as usize].dst == d
-                        });
-                        if !busy {
-                            pick = qi;
-                            break;
+                    if self.ni_active[node] == 0 {
+                        pick = 0;
+                    } else {
+                        let lanes_dst = &self.ni_dst[node * lanes..(node + 1) * lanes];
+                        for (qi, &cand) in self.srcq[node].iter().take(16).enumerate() {
+                            let d = self.pkts[cand as usize].dst;
+                            if !lanes_dst.contains(&d) {
+                                pick = qi;
+                                break;
+                            }
                         }
                     }
                     if pick == usize::MAX {
@@ -601,8 +605,14 @@ impl Network {
                         continue;
                     }
                     self.ni_busy[node * self.vt + found] = true;
-                    self.srcq[node].remove(pick);
+                    if pick == 0 {
+                        self.srcq[node].pop_front();
+                    } else {
+                        self.srcq[node].remove(pick);
+                    }
                     self.ni_cur[li] = pid;
+                    self.ni_dst[li] = self.pkts[pid as usize].dst;
+                    self.ni_active[node] += 1;
                     self.ni_sent[li] = 0;
                     self.ni_vc[li] = found as u8;
                 }
@@ -653,6 +663,8 @@ impl Network {
                 self.ni_sent[li] = sent + 1;
                 if sent + 1 == p.flits {
                     self.ni_cur[li] = NONE32;
+                    self.ni_dst[li] = NONE32;
+                    self.ni_active[node] -= 1;
                     self.ni_busy[k] = false;
                 }
             }
@@ -781,6 +793,12 @@ impl Network {
         }
         // stage 2: every requested output VC grants one requester, round robin over input VCs
         let nreq = PORTS * vt;
+        if nr == 1 {
+            // a single requester wins
+            let (lv, want) = reqs[0];
+            self.grant_vc(node, lv as usize, want as usize >> 4, want as usize & 15, t);
+            return;
+        }
         for r0 in 0..nr {
             let want = reqs[r0].1;
             if want == NONE8 {
@@ -803,19 +821,25 @@ impl Network {
                     r.1 = NONE8;
                 }
             }
-            let i = base + winner;
-            let vs = &mut self.vcs[i];
-            vs.state = ACTIVE;
-            vs.ready = (t + self.va as u64) as u32;
-            vs.out_port = op as u8;
-            vs.out_vc = ovc as u8;
-            vs.in_rr = wrap(ovc + 1, self.v) as u8;
-            let o = &mut self.outs[oi];
-            o.busy = true;
-            o.rr = wrap(winner + 1, nreq) as u8;
-            // the switch cannot take it before VC allocation is done (va >= 1)
-            self.sleep_until(node, winner, true, t + self.va as u64);
+            self.grant_vc(node, winner, op, ovc, t);
         }
+    }
+
+    /// Input VC `lv` of `node` wins output VC `ovc` of port `op`.
+    #[inline]
+    fn grant_vc(&mut self, node: usize, lv: usize, op: usize, ovc: usize, t: u64) {
+        let pv = PORTS * self.vt;
+        let vs = &mut self.vcs[node * pv + lv];
+        vs.state = ACTIVE;
+        vs.ready = (t + self.va as u64) as u32;
+        vs.out_port = op as u8;
+        vs.out_vc = ovc as u8;
+        vs.in_rr = wrap(ovc + 1, self.v) as u8;
+        let o = &mut self.outs[node * pv + op * self.vt + ovc];
+        o.busy = true;
+        o.rr = wrap(lv + 1, pv) as u8;
+        // the switch cannot take it before VC allocation is done (va >= 1)
+        self.sleep_until(node, lv, true, t + self.va as u64);
     }
 
     /// Stage 1 of VC allocation for input VC `i`: the output VC it requests (`port << 4 | vc`)
@@ -837,12 +861,23 @@ impl Network {
                 k
             }
         }
+        let start = vs.in_rr as usize;
+        // fast path: the first candidate in round-robin order is free with an empty
+        // downstream buffer, so no other candidate can rank higher
+        let (first_port, first_vc) = match self.routing {
+            _ if dor == LOCAL => (LOCAL, start),
+            PacketRouting::Dor => (dor, start),
+            PacketRouting::Adaptive => (ROUTE_DIRS[route].0[0] as usize, 1),
+        };
+        let o = self.outs[self.vci(node, first_port, first_vc)];
+        if !o.busy && (first_port == LOCAL || o.credits as usize == self.depth) {
+            return (first_port << 4 | first_vc) as u8;
+        }
         let mut best = 0u32;
         match self.routing {
             _ if dor == LOCAL => {
                 // the first free ejection VC in round-robin order (rank = distance from the
                 // input VC's pointer)
-                let start = vs.in_rr as usize;
                 let base = self.vci(node, LOCAL, 0);
                 for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
                     let rank = if vc >= start {
@@ -856,7 +891,6 @@ impl Network {
             PacketRouting::Dor => {
                 // a free VC, preferring the emptiest downstream buffer (so a new packet does not
                 // queue behind the previous one), round-robin among equals
-                let start = vs.in_rr as usize;
                 let base = self.vci(node, dor, 0);
                 for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
                     let rank = if vc >= start {
