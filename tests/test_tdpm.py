@@ -23,6 +23,21 @@ def test_every_mapper_on_the_benchmarks_respects_the_engines():
         )
 
 
+def test_refined_mapper_is_the_default_and_bounded_by_figure_4_and_the_optimum():
+    # tdpm-refine (the default) keeps only changes the cost model rates higher than Figure 4's
+    # mapping; the branch-and-bound optimum covers the 12-13-PPF benchmark apps.
+    for app in ("l3switch", "mpls", "firewall"):
+        for engines in (2, 4):
+            refined = tdpm.map_app(app, engines=engines, packets=500)
+            paper = tdpm.map_app(app, mapper="tdpm", engines=engines, packets=500)
+            opt = tdpm.map_app(app, mapper="optimal", engines=engines, packets=500)
+            assert refined["mapper"] == "tdpm-refine" and paper["mapper"] == "tdpm"
+            assert refined["steps"]["refine"]["evaluations"] > 0 and paper["steps"]["refine"] is None
+            assert refined["packets_per_second"] >= paper["packets_per_second"] * (1 - 1e-9)
+            assert opt["packets_per_second"] >= refined["packets_per_second"] * (1 - 1e-9)
+            assert refined["engines_used"] <= engines
+
+
 def test_offered_load_caps_the_forwarding_rate():
     r = tdpm.map_app("mpls", engines=6, packets=500, offered_gbps=0.5)
     assert r["forwarding_gbps"] == pytest.approx(min(0.5, r["gbps"]))
@@ -107,3 +122,6 @@ def test_cli_map_json_text_and_dot(tmp_path):
     assert dot.read_text().startswith("digraph tdpm")
     bad = run_cli("map", "mpls", "--engines", "9", check=False)
     assert bad.returncode == 2 and "at most 6" in bad.stderr
+    assert run_json("map", "mpls", "--engines", "3", "--packets", "300")["mapper"] == "tdpm-refine"
+    bad = run_cli("map", "mpls", "--mapper", "nope", check=False)
+    assert bad.returncode == 2 and "tdpm-refine" in bad.stderr

@@ -27,7 +27,12 @@ def map_cmd(
         help="Built-in app (l3switch, mpls, firewall, ...), Click file, or PPF graph (.toml/.json).",
     ),
     arch: str = typer.Option("ixp2400", "--arch", help="Network-processor preset."),
-    mapper: str = typer.Option("tdpm", "--mapper", help="tdpm, tdpm-s, comm, res, base or optimal."),
+    mapper: Optional[str] = typer.Option(
+        None,
+        "--mapper",
+        help="tdpm-refine (default: Figure 4 then the refinement), tdpm (the paper's Figure 4), "
+        "tdpm-s, comm, res, base or optimal.",
+    ),
     engines: Optional[int] = typer.Option(None, "--engines", help="MEs for the application (default: all it may use)."),
     packets: int = typer.Option(2000, "--packets", help="Synthetic packets of the functional run (Click apps)."),
     seed: int = typer.Option(1, "--seed"),
@@ -43,7 +48,7 @@ def map_cmd(
     ),
 ) -> None:
     """Group PPFs into tasks, duplicate them over MEs, and predict the throughput (seed 001)."""
-    if mapper not in tdpm.MAPPERS:
+    if mapper is not None and mapper not in tdpm.MAPPERS:
         raise typer.BadParameter(f"--mapper must be one of {', '.join(tdpm.MAPPERS)}, got {mapper!r}")
     res = tdpm.map_app(
         app_name,

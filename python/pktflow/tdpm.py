@@ -8,8 +8,9 @@ throughput cost model of section 4.2. The work is done in Rust (``crates/tdpm``)
 Example::
 
     from pktflow import tdpm
-    res = tdpm.map_app("mpls", mapper="tdpm", engines=4)
-    print(res["gbps"], res["binding"])
+    res = tdpm.map_app("mpls", engines=4)  # tdpm-refine: Figure 4, then the refinement
+    paper = tdpm.map_app("mpls", mapper="tdpm", engines=4)  # Figure 4 as published
+    print(res["gbps"], paper["gbps"], res["binding"])
 """
 
 from __future__ import annotations
@@ -21,14 +22,16 @@ from pktflow import _core
 
 __all__ = ["MAPPERS", "map_app"]
 
-MAPPERS = ("tdpm", "tdpm-s", "comm", "res", "base", "optimal")
+# tdpm: the paper's Figure 4 (TDPM-all) as published; tdpm-refine: Figure 4 followed by the
+# refinement (local search under the same cost model, docs/tdpm.md section 3a), the default.
+MAPPERS = ("tdpm-refine", "tdpm", "tdpm-s", "comm", "res", "base", "optimal")
 
 
 def map_app(
     app: str,
     *,
     arch: str = "ixp2400",
-    mapper: str = "tdpm",
+    mapper: Optional[str] = None,
     engines: Optional[int] = None,
     packets: int = 2000,
     seed: int = 1,
@@ -39,6 +42,7 @@ def map_app(
 ) -> dict[str, Any]:
     """Partition and map ``app`` (built-in name, Click file, or PPF graph ``.toml``/``.json``).
 
+    ``mapper`` is one of :data:`MAPPERS`; None uses the default of ``crates/tdpm`` (``tdpm-refine``).
     Returns the report: ``tasks`` (PPFs, processor, duplication, engines, cost terms),
     ``packets_per_second`` and ``gbps`` predicted by the cost model, ``binding`` (the constraint
     that sets the rate; ``packet_bytes`` sets the packet size of the Gb/s figures) and, with
@@ -47,11 +51,12 @@ def map_app(
     req: dict[str, Any] = {
         "app": str(app),
         "arch": arch,
-        "mapper": mapper,
         "packets": int(packets),
         "seed": int(seed),
         "dot": bool(dot),
     }
+    if mapper is not None:
+        req["mapper"] = mapper
     if engines is not None:
         req["engines"] = int(engines)
     if offered_gbps is not None:

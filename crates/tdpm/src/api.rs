@@ -50,8 +50,11 @@ pub struct Request {
 fn default_arch() -> String {
     "ixp2400".into()
 }
+/// The mapper when the request names none: the Figure 4 heuristic followed by the refinement
+/// (`tdpm-refine`, docs/tdpm.md section 3a), the best mapping the tool finds quickly. `tdpm` is
+/// the paper's Figure 4 as published (TDPM-all).
 fn default_mapper() -> String {
-    "tdpm".into()
+    "tdpm-refine".into()
 }
 fn default_packets() -> u64 {
     2000
@@ -263,6 +266,20 @@ mod tests {
         assert!(out["packets_per_second"].as_f64().unwrap() > 0.0);
         assert!(out["forwarding_gbps"].as_f64().unwrap() <= 3.0 + 1e-9);
         assert!(out["dot"].as_str().unwrap().contains("cluster_0"));
+        // No mapper named: tdpm-refine, which reports its refinement steps.
+        let req = json!({"app": f.to_str().unwrap(), "engines": 3});
+        let def: serde_json::Value =
+            serde_json::from_str(&map_json(&req.to_string()).unwrap()).unwrap();
+        assert_eq!(def["mapper"], "tdpm-refine");
+        assert!(def["steps"]["refine"]["evaluations"].as_u64().unwrap() > 0);
+        let req = json!({"app": f.to_str().unwrap(), "engines": 3, "mapper": "tdpm"});
+        let paper: serde_json::Value =
+            serde_json::from_str(&map_json(&req.to_string()).unwrap()).unwrap();
+        assert!(paper["steps"]["refine"].is_null());
+        assert!(
+            def["packets_per_second"].as_f64().unwrap()
+                >= paper["packets_per_second"].as_f64().unwrap()
+        );
         let bad = json!({"app": f.to_str().unwrap(), "engines": 9}).to_string();
         assert!(map_json(&bad)
             .unwrap_err()
