@@ -190,7 +190,15 @@ def register(app: typer.Typer) -> None:
     @app.command("simulate")
     def simulate_cmd(
         application: AppArg = "router",
-        inter_arrival: float = typer.Option(..., "--inter-arrival", help="Packet inter-arrival time, PE cycles."),
+        inter_arrival: Optional[float] = typer.Option(
+            None, "--inter-arrival", help="Packet inter-arrival time, PE cycles (required unless --arrivals recorded)."
+        ),
+        arrivals: str = typer.Option(
+            "fixed", "--arrivals", help="fixed (every --inter-arrival cycles) or recorded (the trace's timestamps)."
+        ),
+        time_scale: float = typer.Option(
+            1.0, "--time-scale", help="Recorded arrivals: factor on the gaps (0.5 replays twice as fast)."
+        ),
         arch: ArchOpt = "npire",
         pes: PesOpt = None,
         replication: RepOpt = "global",
@@ -204,10 +212,16 @@ def register(app: typer.Typer) -> None:
         destinations: DestOpt = "zipf",
         as_json: JsonOpt = False,
     ) -> None:
-        """One timing simulation of APP on a network processor at a fixed packet rate."""
+        """One timing simulation of APP on a network processor at a fixed packet rate (or as recorded)."""
+        if arrivals not in ("fixed", "recorded"):
+            raise PktflowError(f"--arrivals must be fixed or recorded, got {arrivals!r}")
+        if arrivals == "fixed" and inter_arrival is None:
+            raise PktflowError("--inter-arrival CYCLES is required (or use --arrivals recorded)")
+        sim = api.model_options(scheduling, lock_release, wide_accesses)
+        sim.update(arrivals=arrivals, time_scale=time_scale)
         r = api.simulate(
             application,
-            inter_arrival_cycles=inter_arrival,
+            inter_arrival_cycles=inter_arrival if inter_arrival is not None else 1000.0,
             arch=arch,
             pes=pes,
             replication=_check_rep(replication),
@@ -215,7 +229,7 @@ def register(app: typer.Typer) -> None:
             trace=trace,
             seed=seed,
             mapper=_check_mapper(mapper),
-            sim=api.model_options(scheduling, lock_release, wide_accesses),
+            sim=sim,
             destinations=destinations,
         )
         if as_json:

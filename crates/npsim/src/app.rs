@@ -539,6 +539,14 @@ impl Prepared {
         cfg: &SimConfig,
         m: &MaxRateConfig,
     ) -> Result<MaxRate, String> {
+        if cfg.arrivals == crate::config::Arrivals::Recorded {
+            return Err(
+                "the maximum-rate search varies a fixed inter-arrival time: recorded \
+                        arrivals are for one simulation (simulate --arrivals recorded \
+                        [--time-scale F])"
+                    .into(),
+            );
+        }
         max_rate(
             |ia| {
                 let c = SimConfig {

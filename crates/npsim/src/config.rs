@@ -277,10 +277,26 @@ pub struct SimConfig {
     /// `after_issue` (as soon as the section's last access is issued: a trace-driven model
     /// with non-blocking loads that never waits on data; the optimistic bound).
     pub lock_release: LockRelease,
+    /// When packets arrive: `fixed` (every `inter_arrival_cycles`, the maximum-rate search's
+    /// mode) or `recorded` (at the trace's timestamps, relative to the first packet, converted
+    /// to PE cycles and multiplied by `time_scale`).
+    pub arrivals: Arrivals,
+    /// Factor on the recorded gaps between packets (`recorded` arrivals only): 0.5 replays the
+    /// trace twice as fast.
+    pub time_scale: f64,
     /// Elements, by name, whose accesses take no lock: the S idealization for these elements
     /// only (e.g. queues on hardware rings with atomic enqueue and dequeue).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_sync_elements: Vec<String>,
+}
+
+/// How packet arrival times are set ([`SimConfig::arrivals`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Arrivals {
+    #[default]
+    Fixed,
+    Recorded,
 }
 
 /// When a lock is released ([`SimConfig::lock_release`]).
@@ -344,6 +360,8 @@ impl Default for SimConfig {
             scheduling: Scheduling::Fifo,
             wide_accesses: false,
             lock_release: LockRelease::AfterCompletion,
+            arrivals: Arrivals::Fixed,
+            time_scale: 1.0,
             no_sync_elements: Vec::new(),
         }
     }
@@ -355,6 +373,12 @@ impl SimConfig {
             return Err(format!(
                 "inter_arrival_cycles must be a positive number, got {}",
                 self.inter_arrival_cycles
+            ));
+        }
+        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
+            return Err(format!(
+                "time_scale must be a positive number, got {}",
+                self.time_scale
             ));
         }
         if self.task_queue_capacity == 0 {

@@ -23,7 +23,9 @@ pub mod sim;
 pub mod stats;
 
 pub use bottleneck::{bottleneck, Bottleneck, BottleneckConfig};
-pub use config::{Ideal, LockRelease, Mapping, Replication, Scheduling, SimConfig, TaskMap};
+pub use config::{
+    Arrivals, Ideal, LockRelease, Mapping, Replication, Scheduling, SimConfig, TaskMap,
+};
 pub use maxrate::{max_rate, MaxRate, MaxRateConfig};
 pub use sim::Sim;
 pub use stats::SimReport;

@@ -5,7 +5,7 @@
 //! high-water mark: packets in flight and requests), so the event loop does not allocate in the
 //! steady state. Events are kept in a binary heap ordered by (time, sequence number), so ties
 //! are broken first-in first-out and a run is deterministic.
-use crate::config::{LockRelease, Mapping, Scheduling, SimConfig};
+use crate::config::{Arrivals, LockRelease, Mapping, Scheduling, SimConfig};
 use crate::prog::{mix, CompileParams, Compiler, Op, HANDOFF_STORAGE};
 use crate::stats::*;
 use crate::TraceSource;
@@ -32,6 +32,8 @@ enum CState {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     Arrive,
+    /// A packet read ahead (recorded arrivals) reaches the NP at its timestamp.
+    Inject,
     ComputeDone,
     Resume,
     LockGrant,
@@ -218,6 +220,9 @@ struct Handoff {
 pub struct Sim {
     cfg: SimConfig,
     release_on_issue: bool,
+    /// Recorded arrivals: the first packet's timestamp, and PE cycles per nanosecond.
+    first_ts: Option<u64>,
+    cycles_per_ns: f64,
     pe_count: u32,
     /// The control core's PE index (`pe_count`) when some task is mapped to it.
     control_pe: Option<u32>,
@@ -553,6 +558,8 @@ impl Sim {
         Ok(Sim {
             cfg: cfg.clone(),
             release_on_issue: cfg.lock_release == LockRelease::AfterIssue,
+            first_ts: None,
+            cycles_per_ns: np.pe_frequency_mhz as f64 / 1000.0,
             pe_count,
             control_pe: control.map(|_| pe_count),
             freq_mhz: np.pe_frequency_mhz,
@@ -663,6 +670,7 @@ impl Sim {
             self.events += 1;
             match ev.kind {
                 Kind::Arrive => self.arrive(src)?,
+                Kind::Inject => self.inject(ev.idx),
                 Kind::ComputeDone | Kind::Resume => self.continue_ctx(ev.idx),
                 Kind::LockGrant => self.make_ready(ev.idx),
                 Kind::BusDone => self.bus_done(ev.idx),
@@ -693,16 +701,14 @@ impl Sim {
             }
             return Ok(());
         };
-        if k == self.cfg.warmup_packets {
-            self.window_open = true;
-            self.win.start_cycle = self.now;
-            self.win.in_flight_at_start = self.in_flight();
-            self.win.queued_at_start = self.queued();
-        }
-        if self.window_open {
-            // The window is [arrival of packet `warmup`, time the next arrival would be).
-            self.win.arrivals += 1;
-        }
+        // Recorded arrivals: the packet reaches the NP at its timestamp (never before now).
+        let at = if self.cfg.arrivals == Arrivals::Recorded {
+            let t0 = *self.first_ts.get_or_insert(t.timestamp_ns);
+            let gap = t.timestamp_ns.saturating_sub(t0) as f64 * self.cycles_per_ns;
+            ((gap * self.cfg.time_scale).round() as u64).max(self.now)
+        } else {
+            self.now
+        };
         let s = match self.free_slots.pop() {
             Some(s) => s,
             None => {
@@ -741,7 +747,7 @@ impl Sim {
                 );
             }
             slot.id = t.packet;
-            slot.arrival = self.now;
+            slot.arrival = at;
             slot.measured = k >= self.cfg.warmup_packets;
             slot.wire = t.wire_bytes;
             slot.visit = 0;
@@ -771,17 +777,41 @@ impl Sim {
                 ));
             }
         }
-        self.injected += 1;
         self.wire_total += t.wire_bytes as u64;
+        if at > self.now {
+            self.push(at - self.now, Kind::Inject, s);
+        } else {
+            self.inject(s);
+        }
+        Ok(())
+    }
+
+    /// Packet slot `s` reaches the NP now: window accounting, its first task's queue, and the
+    /// next arrival.
+    fn inject(&mut self, s: u32) {
+        let k = self.injected;
+        if k == self.cfg.warmup_packets {
+            self.window_open = true;
+            self.win.start_cycle = self.now;
+            self.win.in_flight_at_start = self.in_flight();
+            self.win.queued_at_start = self.queued();
+        }
+        if self.window_open {
+            // The window is [arrival of packet `warmup`, time the next arrival would be).
+            self.win.arrivals += 1;
+        }
+        self.injected += 1;
         if self.slots[s as usize].vtask.is_empty() {
             self.complete_packet(s);
         } else {
             let task = self.slots[s as usize].vtask[0];
             self.enqueue(task, s);
         }
-        let dt = self.arrival_time(k + 1) - self.now;
+        let dt = match self.cfg.arrivals {
+            Arrivals::Fixed => self.arrival_time(k + 1) - self.now,
+            Arrivals::Recorded => 0,
+        };
         self.push(dt, Kind::Arrive, 0);
-        Ok(())
     }
 
     /// Frees a packet's slot. `departed` is false for a packet the NP itself dropped (a full
@@ -1537,7 +1567,12 @@ impl Sim {
         let wlen = w.end_cycle.saturating_sub(w.start_cycle) as f64;
         let hz = self.freq_mhz as f64 * 1e6;
         let secs = wlen / hz;
-        let ia = self.cfg.inter_arrival_cycles;
+        // Recorded arrivals: the measured mean gap of the window's arrivals.
+        let ia = match self.cfg.arrivals {
+            Arrivals::Fixed => self.cfg.inter_arrival_cycles,
+            Arrivals::Recorded if w.arrivals > 0 && wlen > 0.0 => wlen / w.arrivals as f64,
+            Arrivals::Recorded => f64::INFINITY,
+        };
         Ok(SimReport {
             pe_count: self.pe_count,
             pe_frequency_mhz: self.freq_mhz,

@@ -488,3 +488,64 @@ fn word_sized_requests_unless_accesses_are_wide() {
     assert!((narrow - 40.0).abs() < 0.03 * 40.0, "{narrow}");
     assert!((wide - 10.0).abs() < 0.03 * 10.0, "{wide}");
 }
+
+/// Recorded arrivals: packets reach the NP at their trace timestamps (1 GHz PEs: 1 cycle per ns),
+/// scaled by `time_scale`. Three packets at 0, 1,000 and 3,000 ns, one 100-cycle task on one
+/// context: as recorded nobody waits (latency 100); replayed 100 times faster (0, 10, 30
+/// cycles) they queue: latencies 100, 190 and 270.
+#[test]
+fn recorded_arrivals_follow_the_timestamps() {
+    let hw = Hw {
+        pes: 1,
+        contexts: 1,
+        ..Hw::default()
+    };
+    let a = arch(
+        &hw,
+        storage(1, 1, 1, 1, "xbus", false),
+        shared_bus(1, 1),
+        "ext",
+    );
+    let traces: Vec<_> = [0u64, 1000, 3000]
+        .iter()
+        .map(|&ts| {
+            let mut t = trace(&[(0, 100, vec![])], 64);
+            t.timestamp_ns = 1_000_000 + ts;
+            t
+        })
+        .collect();
+    let m = one_task(1);
+    let run = |scale: f64| {
+        let config = SimConfig {
+            arrivals: Arrivals::Recorded,
+            time_scale: scale,
+            warmup_packets: 0,
+            ..Default::default()
+        };
+        let mut src = VecSource::new(traces.clone(), 1);
+        simulate(&a, 1, &m, vec!["t".into()], &config, &mut src).unwrap()
+    };
+    let r = run(1.0);
+    assert_eq!(r.injected, 3);
+    assert_eq!(r.latency.max_cycles, 100);
+    assert_eq!(r.window.end_cycle, 3000);
+    // Offered rate: 3 arrivals in 3,000 cycles at 1 GHz.
+    assert!(
+        (r.offered_packets_per_second - 1e6).abs() < 1e-3,
+        "{}",
+        r.offered_packets_per_second
+    );
+    let r = run(0.01);
+    assert_eq!(r.latency.max_cycles, 270);
+    assert!(
+        (r.latency.mean_cycles - 560.0 / 3.0).abs() < 1e-9,
+        "{}",
+        r.latency.mean_cycles
+    );
+    assert!(SimConfig {
+        time_scale: 0.0,
+        ..Default::default()
+    }
+    .validate()
+    .is_err());
+}
