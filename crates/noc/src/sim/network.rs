@@ -219,9 +219,11 @@ pub struct Network {
     srcq: Vec<std::collections::VecDeque<u32>>,
     lanes: usize,
     eject_width: usize,
-    ni_cur: Vec<u32>,     // packet being injected
-    ni_dst: Vec<u32>,     // its destination
-    ni_active: Vec<u32>,  // per node: lanes injecting a packet
+    ni_cur: Vec<u32>,    // packet being injected
+    ni_dst: Vec<u32>,    // its destination
+    ni_active: Vec<u32>, // per node: lanes injecting a packet
+    /// bit per node: its source queue or a lane may hold a packet (the others are skipped)
+    ni_work: Vec<u64>,
     ni_sent: Vec<u32>,    // flits of it already injected
     ni_vc: Vec<u8>,       // local input VC used
     ni_credits: Vec<u16>, // per (node*vt + vc): free slots in local input VC
@@ -336,6 +338,7 @@ impl Network {
             ni_cur: vec![NONE32; n * arch.node_injection_flits_per_cycle as usize],
             ni_dst: vec![NONE32; n * arch.node_injection_flits_per_cycle as usize],
             ni_active: vec![0; n],
+            ni_work: vec![0; n.div_ceil(64)],
             ni_sent: vec![0; n * arch.node_injection_flits_per_cycle as usize],
             ni_vc: vec![NONE8; n * arch.node_injection_flits_per_cycle as usize],
             ni_credits: vec![depth as u16; n * vt],
@@ -431,6 +434,7 @@ impl Network {
             (self.pkts.len() - 1) as u32
         };
         self.srcq[src].push_back(id);
+        self.ni_work[src / 64] |= 1 << (src % 64);
         self.packets_created += 1;
         id
     }
@@ -562,10 +566,23 @@ impl Network {
     /// allocation; the source router's hop is a circuit hop).
     fn inject(&mut self, t: u64) {
         let lanes = self.lanes;
-        for node in 0..self.mesh.nodes() {
-            if self.srcq[node].is_empty() && self.ni_active[node] == 0 {
-                continue;
+        for w in 0..self.ni_work.len() {
+            let mut bits = self.ni_work[w];
+            while bits != 0 {
+                let node = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.inject_node(node, lanes, t);
+                if self.srcq[node].is_empty() && self.ni_active[node] == 0 {
+                    self.ni_work[w] &= !(1 << (node % 64));
+                }
             }
+        }
+    }
+
+    /// Injection lanes of one network interface.
+    #[inline]
+    fn inject_node(&mut self, node: usize, lanes: usize, t: u64) {
+        {
             for lane in 0..lanes {
                 let li = node * lanes + lane;
                 if self.ni_cur[li] == NONE32 {
@@ -734,6 +751,9 @@ impl Network {
         // VC-allocation requests of this router: (local input VC, wanted output VC)
         let mut reqs = [(0u8, 0u8); 64];
         let mut nr = 0usize;
+        // output VCs requested so far, and whether one was requested twice
+        let mut wanted = 0u128;
+        let mut dup = false;
         let base = node * PORTS * vt;
         while bits != 0 {
             let lv = bits.trailing_zeros() as usize;
@@ -789,14 +809,19 @@ impl Network {
             if pick != NONE8 {
                 reqs[nr] = (lv as u8, pick);
                 nr += 1;
+                // `want` codes are below 128
+                let b = 1u128 << pick;
+                dup |= wanted & b != 0;
+                wanted |= b;
             }
         }
         // stage 2: every requested output VC grants one requester, round robin over input VCs
         let nreq = PORTS * vt;
-        if nr == 1 {
-            // a single requester wins
-            let (lv, want) = reqs[0];
-            self.grant_vc(node, lv as usize, want as usize >> 4, want as usize & 15, t);
+        if !dup {
+            // every requested output VC has a single requester, which wins
+            for &(lv, want) in &reqs[..nr] {
+                self.grant_vc(node, lv as usize, want as usize >> 4, want as usize & 15, t);
+            }
             return;
         }
         for r0 in 0..nr {
@@ -956,7 +981,7 @@ impl Network {
             let port = self.port_of[rest.trailing_zeros() as usize] as usize;
             let pbits = (rest >> (port * vt)) & pmask;
             rest &= !(pmask << (port * vt));
-            if port != LOCAL && pbits >> v & 1 == 1 {
+            if pbits >> v & 1 == 1 && port != LOCAL {
                 // the circuit VC has priority at its input port (a flit that came over a link
                 // is visible at once)
                 let op = self.circ_out[node * PORTS + port] as usize;
@@ -1033,13 +1058,10 @@ impl Network {
             let mut m = by_op[op] as u32;
             while m != 0 && taken[op] < cap(op) {
                 // the requesting input port at the smallest round-robin distance from the pointer
+                // (m rotated right by the pointer: the lowest bit is the nearest port)
                 let ptr = self.routers[node].sa_out_rr[op] as usize;
-                let hi = m >> ptr;
-                let port = if hi != 0 {
-                    ptr + hi.trailing_zeros() as usize
-                } else {
-                    m.trailing_zeros() as usize
-                };
+                let rot = (m >> ptr | m << (PORTS - ptr)) & ((1 << PORTS) - 1);
+                let port = wrap(ptr + rot.trailing_zeros() as usize, PORTS);
                 m &= !(1 << port);
                 let vc = req_vc[port][op] as usize;
                 taken[op] += 1;
@@ -1120,10 +1142,9 @@ impl Network {
             let dlv = (opposite(op) * vt + ovc) as u32;
             self.link_events[rslot].push((f, next << 7 | (circ as u32) << 6 | dlv));
         }
-        if release
-            && !circ
-            && (op == LOCAL || !(self.routing == PacketRouting::Adaptive && ovc == 0))
-        {
+        // (non-short-circuit operators: one predictable branch)
+        let atomic_out = (self.routing == PacketRouting::Adaptive) & (ovc == 0) & (op != LOCAL);
+        if release & !circ & !atomic_out {
             self.outs[oi].busy = false;
         }
     }
