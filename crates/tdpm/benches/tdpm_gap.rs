@@ -54,6 +54,10 @@ fn one(seed0: u64, seeds: u64, sizes: (usize, usize), make: fn(usize, u64) -> ge
     // tdpm and tdpm-refine per engine count: instances, optimal, gap sum.
     let mut by_n = [[(0u32, 0u32, 0.0f64); 7]; 2];
     let mut secs = vec![0.0f64; mappers.len()];
+    // TDPM_REFINE_BUDGET: evaluations for tdpm-refine (default: refine::default_budget).
+    let budget = std::env::var("TDPM_REFINE_BUDGET")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok());
     let t0 = std::time::Instant::now();
     for m in sizes.0..=sizes.1 {
         for seed in seed0..seed0 + seeds {
@@ -71,6 +75,12 @@ fn one(seed0: u64, seeds: u64, sizes: (usize, usize), make: fn(usize, u64) -> ge
                 let p = if *name == "tdpm-descent" {
                     let r = RefineOptions {
                         kicks: false,
+                        ..Default::default()
+                    };
+                    heuristic::tdpm_refine(&model, &opts, &r).expect("plan")
+                } else if *name == "tdpm-refine" && budget.is_some() {
+                    let r = RefineOptions {
+                        budget,
                         ..Default::default()
                     };
                     heuristic::tdpm_refine(&model, &opts, &r).expect("plan")

@@ -1,5 +1,5 @@
 //! Where a TDPM mapper misses the exact optimum: for every generated instance of the gap
-//! benchmark (4-8 PPFs, n = 1 + seed % 6) on which MAPPER (default `tdpm-paper`) is below the
+//! benchmark (4-8 PPFs, n = 1 + seed % 6) on which MAPPER (default `tdpm`, Figure 4) is below the
 //! optimum, classify the difference between its mapping and the optimal one:
 //!
 //! * `allocation`: same tasks, same XScale set, different duplication;
@@ -17,7 +17,8 @@
 //! PPFs the mapper grouped, one of them holding a lock), `one-me` (n = 1).
 //!
 //! Prints the counts per family and, with `-v`, both mappings of every miss.
-//! Run: `cargo run --release -p pktflow-tdpm --example tdpm_diag -- [MAPPER] [SEED0] [SEEDS] [-v]`.
+//! Run: `cargo run --release -p pktflow-tdpm --example tdpm_diag -- [MAPPER] [SEED0] [SEEDS]
+//! [MIN_PPFS] [MAX_PPFS] [-v]` (defaults: tdpm, 0, 50, 4, 8).
 use pktflow_tdpm::optimal::{optimal, Limits};
 use pktflow_tdpm::{gen, map, End, Eval, Machine, Mapping, Model, Options};
 use std::collections::BTreeMap;
@@ -26,9 +27,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let verbose = args.iter().any(|a| a == "-v");
     let pos: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
-    let mapper = pos.first().map_or("tdpm-paper", |s| s.as_str());
+    let mapper = pos.first().map_or("tdpm", |s| s.as_str());
     let seed0: u64 = pos.get(1).and_then(|s| s.parse().ok()).unwrap_or(0);
     let seeds: u64 = pos.get(2).and_then(|s| s.parse().ok()).unwrap_or(50);
+    let min_m: usize = pos.get(3).and_then(|s| s.parse().ok()).unwrap_or(4);
+    let max_m: usize = pos.get(4).and_then(|s| s.parse().ok()).unwrap_or(8);
     for (label, make) in [
         (
             "small",
@@ -40,7 +43,7 @@ fn main() {
         let mut features: BTreeMap<&str, u32> = BTreeMap::new();
         let mut misses = 0;
         let mut total = 0;
-        for m in 4..=8usize {
+        for m in min_m..=max_m {
             for seed in seed0..seed0 + seeds {
                 let g = gen::generate(&make(m, seed));
                 let n = 1 + (seed % 6) as u32;

@@ -660,9 +660,9 @@ pub fn tdpm_refine(
     let (mut s, mut steps) = run(model, crit.clone(), true);
     let paper = s.mapping();
     let paper_eval = model.evaluate(&paper)?;
-    let budget = ropts
-        .budget
-        .unwrap_or_else(|| crate::refine::default_budget(model.g.len(), model.m.engines));
+    let budget = ropts.budget.unwrap_or_else(|| {
+        crate::refine::default_budget(model.g.len(), model.g.channels.len(), model.m.engines)
+    });
     let mut r = crate::refine::Refiner::new(&mut s, crit.clone(), budget, ropts.kicks);
     let start = r.score_unchecked();
     r.run(start);

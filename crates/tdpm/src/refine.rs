@@ -21,17 +21,27 @@
 //! in descending order of utilization onto MEs, free MEs to the slowest task, the lightest
 //! tasks to the XScale while that raises the rate; a task counts as critical when one of its
 //! PPFs is) and scored by the cost model. It must keep the ME tasks an acyclic pipeline (paths
-//! through XScale tasks do not count, as for the exact optimum) and every ME task within the
-//! control store. A change is kept when the score improves in the **leximin** order: the rates
-//! of all ME tasks and of the XScale, sorted ascending, compared lexicographically (the first
-//! entry is the throughput H itself, so H never drops; a change that leaves H equal but speeds
-//! up the second-slowest processor is kept, which lets the search cross the plateaus a
-//! bottleneck objective has); equal vectors favour fewer tasks. Tasks are visited slowest
-//! first (the bottleneck's PPFs are tried first), first improvement restarts the scan.
+//! through XScale tasks do not count, as for the exact optimum); tasks over the control store
+//! never get an ME from the assignment. A change is kept when the score improves in the
+//! **leximin** order: the rates of all ME tasks and of the XScale, sorted ascending, compared
+//! lexicographically (the first entry is the throughput H itself, so H never drops; a change
+//! that leaves H equal but speeds up the second-slowest processor is kept, which lets the
+//! search cross the plateaus a bottleneck objective has); equal vectors favour fewer tasks.
+//! The descent visits tasks slowest first (the bottleneck's PPFs are tried first), targets
+//! fastest first (the processors with room), and restarts its scan after each kept change.
 //!
-//! Bounded: at most `budget` candidate evaluations, each O(m + channels + n log m); the default
-//! budget is 8 (n + m) + 4000, so the whole refinement is O((n + m)(m + channels)) like the
-//! paper's bound for Figure 4 (docs/benchmarks.md has the measured times).
+//! A descent ends in a local optimum; packings that need two or more simultaneous changes
+//! (e.g. two PPFs out of an ME task so that a third fits) are reached by **iterated local
+//! search**: a random kick of the best partition so far (dissolve a task, merge two tasks,
+//! move one or two PPFs, or ruin and recreate: two to four PPFs taken out and put back one by
+//! one where the cost model rates them best), then a descent, kept when it beats the best.
+//! The generator has a fixed seed, so a mapping is reproducible.
+//!
+//! Bounded: at most `default_budget` candidate evaluations, 8 (n + m) plus
+//! `FIXED_WORK / (m + channels)`, each O(m + channels + p log p) (p tasks), so the refinement
+//! costs O((n + m)(m + channels)) plus a constant; the iterated search also stops after
+//! `stagnation_limit` kicks in a row without a better partition (docs/benchmarks.md has the
+//! measured times).
 use crate::graph::End;
 use crate::heuristic::State;
 use rand::{Rng, SeedableRng};
@@ -51,8 +61,8 @@ pub struct RefineSteps {
     /// to a better one.
     pub kicks: u32,
     pub kicks_improved: u32,
-    /// Whether the evaluation budget ran out (always, once the first descent ends: the
-    /// iterated search uses the rest of it).
+    /// Whether the evaluation budget ran out (otherwise the iterated search stopped after
+    /// [`stagnation_limit`] kicks without a better partition).
     pub budget_exhausted: bool,
 }
 
@@ -74,9 +84,21 @@ impl Default for RefineOptions {
     }
 }
 
-/// Evaluation budget of the refinement for `m` PPFs and `n` engines.
-pub fn default_budget(m: usize, n: u32) -> u64 {
-    8 * (m as u64 + n as u64) + 4000
+/// Fixed work of the refinement, in PPF and channel visits: a small graph gets many
+/// evaluations from it, a large one few (each evaluation visits every PPF and channel).
+pub const FIXED_WORK: u64 = 500_000;
+
+/// Evaluation budget of the refinement for `m` PPFs, `channels` channels and `n` engines:
+/// 8 (n + m) evaluations plus [`FIXED_WORK`] / (m + channels), so the refinement costs
+/// O((n + m)(m + channels)) plus a constant.
+pub fn default_budget(m: usize, channels: usize, n: u32) -> u64 {
+    8 * (m as u64 + n as u64) + FIXED_WORK / (m + channels).max(1) as u64
+}
+
+/// The iterated search stops after this many kicks in a row that found nothing better (the
+/// small graphs, whose partitions the budget would visit many times over).
+pub fn stagnation_limit(m: usize) -> u32 {
+    50 * m as u32
 }
 
 /// Score of a partition under the cost model (see the module doc).
@@ -354,9 +376,8 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
         }
     }
 
-    /// Whether the change leaves every task within the control store when it matters: a task
-    /// over the control store runs on the XScale, which the assignment handles, so any change
-    /// is admissible; this only skips changes that cannot help (merging into an oversized task).
+    /// Apply the change and keep it when the result scores better than `cur` (returns the new
+    /// score); otherwise undo it. Counts one evaluation against the budget.
     fn try_change(&mut self, c: Change, cur: &Score) -> Option<Score> {
         if self.steps.evaluations >= self.budget {
             self.steps.budget_exhausted = true;
@@ -382,11 +403,11 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
     }
 
     /// Refine from the current partition: a first-improvement descent, then iterated local
-    /// search while the budget lasts (a random kick of the best partition found so far —
-    /// dissolve a task into single PPFs, move one or two PPFs, or merge two tasks — followed by
-    /// a descent; the result is kept when it beats the best in the leximin order). The kicks
-    /// come from a fixed-seed generator: the same input gives the same mapping. The state ends
-    /// on the best partition; returns its score.
+    /// search while the budget lasts and the last [`stagnation_limit`] kicks found something
+    /// better (a random kick of the best partition found so far, see [`Refiner::kick`],
+    /// followed by a descent; the result is kept when it beats the best in the leximin order).
+    /// The kicks come from a fixed-seed generator: the same input gives the same mapping. The
+    /// state ends on the best partition; returns its score.
     pub fn run(&mut self, start: Score) -> Score {
         for t in 0..self.s.alive.len() {
             if self.s.alive[t] {
@@ -396,7 +417,9 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
         let mut best = self.descend(start);
         let mut best_part = self.s.task_of.clone();
         let mut rng = ChaCha8Rng::seed_from_u64(0x5eed_0001);
-        while self.kicks && self.steps.evaluations < self.budget {
+        let mut since_better = 0u32;
+        let stagnation = stagnation_limit(self.s.task_of.len());
+        while self.kicks && self.steps.evaluations < self.budget && since_better < stagnation {
             if self.steps.kicks > 0 {
                 self.set_partition(&best_part);
             }
@@ -404,13 +427,18 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
             if !self.kick(&mut rng) {
                 break; // nothing to perturb (a single PPF)
             }
+            if self.steps.evaluations >= self.budget {
+                break; // the kick used the rest of the budget
+            }
             self.steps.evaluations += 1;
+            since_better += 1;
             let Some(sc) = self.score() else { continue };
             let sc = self.descend(sc);
             if sc.better_than(&best) {
                 best = sc;
                 best_part.clone_from(&self.s.task_of);
                 self.steps.kicks_improved += 1;
+                since_better = 0;
             }
         }
         if self.s.task_of != best_part {
@@ -447,7 +475,9 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
         }
     }
 
-    /// A random perturbation of the current partition; false when there is none.
+    /// A random perturbation of the current partition (one of: dissolve a task into single
+    /// PPFs; merge two tasks; move one or two PPFs; ruin and recreate two to four PPFs);
+    /// false when there is none.
     fn kick(&mut self, rng: &mut ChaCha8Rng) -> bool {
         let m = self.s.task_of.len();
         if m < 2 {
@@ -459,7 +489,28 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
             .copied()
             .filter(|&t| self.s.members[t].len() > 1)
             .collect();
-        match rng.gen_range(0..3) {
+        match rng.gen_range(0..4) {
+            3 => {
+                // Ruin and recreate: take two to four PPFs out (each into a task of its own),
+                // then put each back, largest code first, where the cost model rates the
+                // result best (its own task included).
+                let k = rng.gen_range(2..=4).min(m);
+                let mut picked: Vec<usize> = rand::seq::index::sample(rng, m, k).into_vec();
+                for &i in &picked {
+                    let from = self.s.task_of[i];
+                    if self.s.members[from].len() > 1 {
+                        let u = self.s.free_slot().expect("a free slot");
+                        self.s.move_ppf(i, u);
+                        self.set_crit(u);
+                        self.set_crit(from);
+                    }
+                }
+                let code = |i: usize| self.s.model.g.ppfs[i].code_size;
+                picked.sort_by_key(|&i| (std::cmp::Reverse(code(i)), i));
+                for i in picked {
+                    self.reinsert(i);
+                }
+            }
             0 if !big.is_empty() => {
                 // Dissolve a task into single PPFs.
                 let t = big[rng.gen_range(0..big.len())];
@@ -507,12 +558,45 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
         true
     }
 
+    /// Move PPF `i` (alone in its task) into the live task, or leave it alone, whichever the
+    /// leximin order rates best.
+    fn reinsert(&mut self, i: usize) {
+        let home = self.s.task_of[i];
+        if self.steps.evaluations >= self.budget {
+            return;
+        }
+        let mut best: Option<(Score, usize)> = self.score().map(|sc| (sc, home));
+        self.steps.evaluations += 1;
+        let targets: Vec<usize> = (0..self.s.alive.len())
+            .filter(|&u| self.s.alive[u] && u != home)
+            .collect();
+        for u in targets {
+            if self.steps.evaluations >= self.budget {
+                break;
+            }
+            let undo = self.apply(&Change::Move(i, u));
+            self.steps.evaluations += 1;
+            if let Some(sc) = self.score() {
+                if best.as_ref().is_none_or(|(b, _)| sc.better_than(b)) {
+                    best = Some((sc, u));
+                }
+            }
+            self.revert(undo);
+        }
+        if let Some((_, u)) = best {
+            if u != home {
+                self.apply(&Change::Move(i, u));
+            }
+        }
+    }
+
     /// First-improvement local search from the current partition; returns the final score.
     fn descend(&mut self, start: Score) -> Score {
         let mut cur = start;
         'outer: while self.steps.evaluations < self.budget {
             let order = cur.order.clone();
-            let live: Vec<usize> = order.clone();
+            // Targets fastest first: the processors with the most room take work first.
+            let live: Vec<usize> = order.iter().rev().copied().collect();
             for &t in &order {
                 if !self.s.alive[t] {
                     continue;
@@ -708,7 +792,7 @@ mod tests {
                     assert!((again.packets_per_second - h).abs() <= 1e-9 * h);
                     assert!(me_tasks_acyclic(&g, &r.mapping), "{:?}", r.mapping);
                     let rs = r.steps.refine.clone().unwrap();
-                    assert!(rs.evaluations <= default_budget(m, n) + 1);
+                    assert!(rs.evaluations <= default_budget(m, g.channels.len(), n));
                     // Same input, same mapping (the kicks use a fixed seed).
                     if n == 3 {
                         let r2 = heuristic::tdpm_refine(
