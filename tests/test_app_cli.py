@@ -177,3 +177,15 @@ def test_profile_csv_and_plot(tmp_path):
     assert set(df["element"]) == {e["name"] for e in prof["elements"]}
     assert df["instructions_per_packet"].sum() == pytest.approx(prof["instructions_per_packet"]["mean"], rel=1e-6)
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_usage_errors_exit_2_without_traceback_whatever_click_typer_uses():
+    """Regression: typer >= 0.2x raises its vendored click's exceptions, which are not
+    ``click.ClickException``; they used to escape as a traceback with exit code 1."""
+    import subprocess
+    import sys
+
+    for argv in (["maxrate", "--nonsense"], ["noc", "--rates", "x"], ["map", "mpls", "--mapper", "nope"]):
+        r = subprocess.run([sys.executable, "-m", "pktflow.cli", *argv], capture_output=True, text=True)
+        assert r.returncode == 2, (argv, r.stderr)
+        assert "Traceback" not in r.stderr and "Error" in r.stderr, r.stderr

@@ -284,13 +284,26 @@ def main() -> None:
         sys.exit(130)
     except typer.Exit as e:
         sys.exit(e.exit_code)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.ClickException):
+    except Exception as e:  # usage errors (click's, or the copy of click newer typers vendor)
+        if isinstance(e, _click_exceptions()):
             e.show()
             sys.exit(e.exit_code)
         raise
+
+
+def _click_exceptions() -> tuple:
+    """ClickException classes: click's, and typer's vendored copy (typer >= 0.2x raises
+    ``typer._click.exceptions.BadParameter``, which is not a ``click.ClickException``)."""
+    import click
+
+    types = [click.ClickException]
+    try:
+        from typer._click.exceptions import ClickException as TyperClickException
+
+        types.append(TyperClickException)
+    except ImportError:
+        pass
+    return tuple(types)
 
 
 if __name__ == "__main__":
