@@ -87,8 +87,6 @@ struct Flit {
     dst: u16,
     /// bit0 head, bit1 tail, bit2 circuit packet
     flags: u8,
-    /// cycle from which the flit is visible in this buffer
-    arrive: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -179,8 +177,12 @@ pub struct Network {
     circ: u32,
     lt: u32,
     now: u64,
-    // per input VC, index ((node*5+port)*vt + vc): `depth` flits each
+    // per input VC, index ((node*5+port)*vt + vc): `depth` flits (8 bytes each)
     buf: Vec<Flit>,
+    /// per local (injection) input VC, index (node*vt + vc): for each buffer slot the cycle
+    /// from which the flit is visible (after the injection link); a flit that came over a
+    /// link is visible in the cycle it is written, so network ports need no such times
+    larrive: Vec<u32>,
     /// per input VC state, index ((node*5+port)*vt + vc)
     vcs: Vec<VcState>,
     /// per output VC, index ((node*5+port)*vt + vc)
@@ -288,6 +290,7 @@ impl Network {
             lt: arch.link_latency_cycles,
             now: 0,
             buf: vec![Flit::default(); nvc * depth],
+            larrive: vec![0; n * vt * depth],
             vcs: vec![
                 VcState {
                     ready: 0,
@@ -331,7 +334,7 @@ impl Network {
             wring,
             wslot: 0,
             srcq: (0..n)
-                .map(|_| std::collections::VecDeque::with_capacity(256))
+                .map(|_| std::collections::VecDeque::with_capacity(16))
                 .collect(),
             lanes: arch.node_injection_flits_per_cycle as usize,
             eject_width: arch.node_ejection_flits_per_cycle as usize,
@@ -509,13 +512,9 @@ impl Network {
             debug_assert!((vs.len as usize) < depth, "buffer overflow");
             let pos = wrap(vs.head as usize + vs.len as usize, depth);
             vs.len += 1;
-            let f = Flit {
-                arrive: t as u32,
-                ..f
-            };
             self.buf[i * depth + pos] = f;
             self.routers[node].occ += 1;
-            self.arrived(node, lv, i, f, dest & 64 != 0);
+            self.arrived(node, lv, i, f, t, dest & 64 != 0);
         }
         ev.clear();
         self.link_events[slot] = ev;
@@ -670,12 +669,12 @@ impl Network {
                     pkt: pid,
                     dst: p.dst as u16,
                     flags: flags | if p.circuit != NONE32 { 4 } else { 0 },
-                    arrive: arrive as u32,
                 };
                 self.buf[i * self.depth + pos] = f;
+                self.larrive[k * self.depth + pos] = arrive as u32;
                 self.vcs[i].len += 1;
                 self.routers[node].occ += 1;
-                self.arrived(node, LOCAL * self.vt + vc, i, f, false);
+                self.arrived(node, LOCAL * self.vt + vc, i, f, arrive, false);
                 self.flits_injected += 1;
                 self.ni_sent[li] = sent + 1;
                 if sent + 1 == p.flits {
@@ -703,7 +702,15 @@ impl Network {
     /// visible, so it goes straight to the VC-allocation state and sleeps until its route is
     /// computed; a flit entering an empty active VC sleeps until it is visible and the VC ready.
     #[inline]
-    fn arrived(&mut self, node: usize, lv: usize, i: usize, f: Flit, circuit_vc: bool) {
+    fn arrived(
+        &mut self,
+        node: usize,
+        lv: usize,
+        i: usize,
+        f: Flit,
+        arrive: u64,
+        circuit_vc: bool,
+    ) {
         let bit = 1u64 << lv;
         if self.routers[node].sleep & bit != 0 {
             return;
@@ -711,7 +718,7 @@ impl Network {
         let vs = self.vcs[i];
         if vs.len == 1 && !circuit_vc {
             if vs.state == IDLE && f.flags & 5 == 1 {
-                let ready = f.arrive as u64 + self.rc as u64;
+                let ready = arrive + self.rc as u64;
                 let route = self.route_code(node, f.dst);
                 let vs = &mut self.vcs[i];
                 vs.state = VA;
@@ -721,7 +728,7 @@ impl Network {
                 return;
             }
             if vs.state == ACTIVE {
-                let at = (vs.ready as u64).max(f.arrive as u64);
+                let at = (vs.ready as u64).max(arrive);
                 if at > self.now {
                     self.sleep_until(node, lv, true, at);
                     return;
@@ -734,6 +741,18 @@ impl Network {
         } else {
             r.pend |= bit;
         }
+    }
+
+    /// Cycle from which the front flit of router-local VC `lv` (global `i`) is visible: 0 for
+    /// network ports (visible when written), the injection-link arrival for the local port.
+    #[inline]
+    fn front_arrive(&self, node: usize, lv: usize, i: usize) -> u64 {
+        let vt = self.vt;
+        if lv < LOCAL * vt {
+            return 0;
+        }
+        let k = node * vt + lv - LOCAL * vt;
+        self.larrive[k * self.depth + self.vcs[i].head as usize] as u64
     }
 
     #[inline]
@@ -764,10 +783,11 @@ impl Network {
                 if f.flags & 1 == 0 {
                     continue;
                 }
-                if (f.arrive as u64) > t {
+                let arrive = self.front_arrive(node, lv, i);
+                if arrive > t {
                     if f.flags & 4 == 0 {
                         // route computation starts when the head becomes visible
-                        let ready = f.arrive as u64 + self.rc as u64;
+                        let ready = arrive + self.rc as u64;
                         let route = self.route_code(node, f.dst);
                         let vs = &mut self.vcs[i];
                         vs.state = VA;
@@ -775,7 +795,7 @@ impl Network {
                         vs.route = route;
                         self.sleep_until(node, lv, false, ready);
                     } else {
-                        self.sleep_until(node, lv, false, f.arrive as u64);
+                        self.sleep_until(node, lv, false, arrive);
                     }
                     continue;
                 }
@@ -797,7 +817,7 @@ impl Network {
                 vs.state = VA;
                 vs.route = route;
                 // a head that waited behind the previous packet starts route computation now
-                vs.ready = ((f.arrive as u64).max(t) + self.rc as u64) as u32;
+                vs.ready = (arrive.max(t) + self.rc as u64) as u32;
             }
             let ready = self.vcs[i].ready as u64;
             if ready > t {
@@ -1008,7 +1028,7 @@ impl Network {
                 // injection link
                 let mut at = vs.ready as u64;
                 if port == LOCAL {
-                    at = at.max(self.front(i).arrive as u64);
+                    at = at.max(self.front_arrive(node, port * vt + vc, i));
                 }
                 if at > t {
                     self.sleep_until(node, port * vt + vc, true, at);
