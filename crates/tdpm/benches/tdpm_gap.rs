@@ -1,13 +1,14 @@
 //! Gap of the heuristics to the exact optimum under the cost model, on generated instances
-//! small enough for the exhaustive search: 4 to 8 PPFs (by default), 1 to 6 engines (ixp2400), seeds
-//! SEED0..SEED0+N, for two instance families (docs/benchmarks.md). Prints per mapper: instances, how
-//! often it reaches the optimum (within 1e-9) or comes within 1%, the mean and worst gap
-//! (1 - H/H_opt) and its mean time per instance; then the figures of tdpm and tdpm-refine per engine count. Env TDPM_THETA sets the critical-path
-//! threshold.
-//! Run: `cargo bench -p pktflow-tdpm --bench tdpm_gap` (env TDPM_GAP_SEEDS, default 50;
-//! TDPM_GAP_SEED0, the first seed, default 0: a second seed range checks that a change was not
-//! fitted to the first; TDPM_GAP_MIN_PPFS / TDPM_GAP_MAX_PPFS, default 4 / 8, at most 10 for
-//! the exhaustive search).
+//! small enough for the exact search: 4 to 8 PPFs (by default), 1 to 6 engines (ixp2400), seeds
+//! SEED0..SEED0+N, for two instance families (docs/benchmarks.md). Prints per mapper: instances,
+//! how often it reaches the optimum (within 1e-9) or comes within 1%, the mean and worst gap
+//! (1 - H/H_opt) and its mean time per instance; then the figures of tdpm and tdpm-refine per
+//! engine count. `tdpm-descent` is tdpm-refine without the iterated search.
+//! Run: `cargo bench -p pktflow-tdpm --bench tdpm_gap`. Env: TDPM_GAP_SEEDS (default 50);
+//! TDPM_GAP_SEED0, the first seed (default 0; a second seed range checks that a change was not
+//! fitted to the first); TDPM_GAP_MIN_PPFS / TDPM_GAP_MAX_PPFS (default 4 / 8, at most 14 for
+//! the exact search); TDPM_REFINE_BUDGET (evaluations of tdpm-refine, default
+//! `refine::default_budget`); TDPM_THETA (the critical-path threshold).
 use pktflow_tdpm::optimal::{optimal, Limits};
 use pktflow_tdpm::refine::RefineOptions;
 use pktflow_tdpm::{gen, heuristic, map, Machine, Model, Options};

@@ -2,7 +2,8 @@
 //! PPF graphs of 100 to 1,000 PPFs with n = 64 engines (ixp2400 latencies, no bound on the
 //! engine count). Prints one row per size: PPFs, channels, heuristic seconds (median of 3),
 //! groupings, duplications, rejected actions, ns / (m (n + m)); then the same heuristic with
-//! every PPF critical (TDPM-S, all PPFs take part in grouping).
+//! every PPF critical (TDPM-S, all PPFs take part in grouping); then tdpm-refine (Figure 4 and
+//! the refinement, one run): seconds, evaluations, kept changes, and its H over Figure 4's.
 //! Run: `cargo bench -p pktflow-tdpm --bench tdpm_scaling`.
 use pktflow_tdpm::{gen, heuristic, Machine, Model, Options};
 use std::time::Instant;
