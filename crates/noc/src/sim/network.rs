@@ -476,7 +476,11 @@ impl Network {
             }
             if r.pend | r.act != 0 {
                 self.route_and_va(node, t);
-                self.switch(node, t);
+                if self.circ_first.is_empty() {
+                    self.switch_packets(node, t);
+                } else {
+                    self.switch(node, t);
+                }
             }
         }
         self.now += 1;
@@ -891,7 +895,29 @@ impl Network {
     /// or NONE8. Candidates are ranked by a key (free credits + 1) << 16 | (255 - rank) << 8 |
     /// answer, 0 when busy, so the maximum is the first best candidate in round-robin order and
     /// the loop has no data-dependent branches.
+    #[inline(always)]
     fn pick_out_vc(&self, node: usize, i: usize) -> u8 {
+        let vs = self.vcs[i];
+        let route = vs.route as usize;
+        let dor = ROUTE_DOR[route] as usize;
+        let start = vs.in_rr as usize;
+        // fast path: the first candidate in round-robin order is free with an empty
+        // downstream buffer, so no other candidate can rank higher
+        let (first_port, first_vc) = match self.routing {
+            _ if dor == LOCAL => (LOCAL, start),
+            PacketRouting::Dor => (dor, start),
+            PacketRouting::Adaptive => (ROUTE_DIRS[route].0[0] as usize, 1),
+        };
+        let o = self.outs[self.vci(node, first_port, first_vc)];
+        if !o.busy && (first_port == LOCAL || o.credits as usize == self.depth) {
+            return (first_port << 4 | first_vc) as u8;
+        }
+        self.pick_out_vc_slow(node, i)
+    }
+
+    /// `pick_out_vc` when its fast path does not apply.
+    #[inline(never)]
+    fn pick_out_vc_slow(&self, node: usize, i: usize) -> u8 {
         let v = self.v;
         let vs = self.vcs[i];
         let route = vs.route as usize;
@@ -907,17 +933,6 @@ impl Network {
             }
         }
         let start = vs.in_rr as usize;
-        // fast path: the first candidate in round-robin order is free with an empty
-        // downstream buffer, so no other candidate can rank higher
-        let (first_port, first_vc) = match self.routing {
-            _ if dor == LOCAL => (LOCAL, start),
-            PacketRouting::Dor => (dor, start),
-            PacketRouting::Adaptive => (ROUTE_DIRS[route].0[0] as usize, 1),
-        };
-        let o = self.outs[self.vci(node, first_port, first_vc)];
-        if !o.busy && (first_port == LOCAL || o.credits as usize == self.depth) {
-            return (first_port << 4 | first_vc) as u8;
-        }
         let mut best = 0u32;
         match self.routing {
             _ if dor == LOCAL => {
@@ -1085,6 +1100,106 @@ impl Network {
                 m &= !(1 << port);
                 let vc = req_vc[port][op] as usize;
                 taken[op] += 1;
+                let ovc = self.vcs[base + port * vt + vc].out_vc as usize;
+                let r = &mut self.routers[node];
+                r.sa_out_rr[op] = wrap(port + 1, PORTS) as u8;
+                r.sa_in_rr[port] = wrap(vc + 1, v) as u8;
+                self.traverse(node, port, vc, op, ovc, false, t);
+            }
+        }
+    }
+
+    /// `switch` for a network without circuits (no circuit VC can hold a flit): the same
+    /// allocation without the circuit requests and their rotating priority.
+    fn switch_packets(&mut self, node: usize, t: u64) {
+        let act = self.routers[node].act;
+        if act == 0 {
+            return;
+        }
+        let vt = self.vt;
+        let v = self.v;
+        let vmask: u64 = (1u64 << v) - 1;
+        let pmask: u64 = (1u64 << vt) - 1;
+        let base = node * PORTS * vt;
+        // input ports requesting each output port, with the requesting VC in `req_vc`
+        let mut ops = 0u32;
+        let mut by_op = [0u8; PORTS];
+        let mut req_vc = [[0u8; PORTS]; PORTS];
+        let mut rest = act;
+        while rest != 0 {
+            let port = self.port_of[rest.trailing_zeros() as usize] as usize;
+            let pbits = (rest >> (port * vt)) & pmask;
+            rest &= !(pmask << (port * vt));
+            let ptr = self.routers[node].sa_in_rr[port] as usize;
+            let vb = pbits & vmask;
+            let mut order = (vb >> ptr) | (vb << (v - ptr) & vmask);
+            if port != LOCAL {
+                // a network input port sends one flit: its first VC in round-robin order that
+                // is ready and has a credit (its flits are visible at once)
+                while order != 0 {
+                    let vc = wrap(ptr + order.trailing_zeros() as usize, v);
+                    order &= order - 1;
+                    let vs = self.vcs[base + port * vt + vc];
+                    if vs.ready as u64 > t {
+                        self.sleep_until(node, port * vt + vc, true, vs.ready as u64);
+                        continue;
+                    }
+                    let op = vs.out_port as usize;
+                    if op != LOCAL && self.outs[base + op * vt + vs.out_vc as usize].credits == 0 {
+                        continue;
+                    }
+                    by_op[op] |= 1 << port;
+                    req_vc[port][op] = vc as u8;
+                    ops |= 1 << op;
+                    break;
+                }
+            } else {
+                // the local port sends up to `lanes` flits, to distinct outputs
+                let mut got = 0;
+                let mut used_ops = 0u32;
+                while order != 0 && got < self.lanes {
+                    let vc = wrap(ptr + order.trailing_zeros() as usize, v);
+                    order &= order - 1;
+                    let lv = LOCAL * vt + vc;
+                    let i = base + lv;
+                    let vs = self.vcs[i];
+                    let at = (vs.ready as u64).max(self.front_arrive(node, lv, i));
+                    if at > t {
+                        self.sleep_until(node, lv, true, at);
+                        continue;
+                    }
+                    let op = vs.out_port as usize;
+                    if used_ops >> op & 1 == 1
+                        || (op != LOCAL
+                            && self.outs[base + op * vt + vs.out_vc as usize].credits == 0)
+                    {
+                        continue;
+                    }
+                    used_ops |= 1 << op;
+                    by_op[op] |= 1 << LOCAL;
+                    req_vc[LOCAL][op] = vc as u8;
+                    ops |= 1 << op;
+                    got += 1;
+                }
+            }
+        }
+        // stage 2: round-robin arbiter per output; the ejection port takes up to
+        // `node_ejection_flits_per_cycle` flits, the others one
+        while ops != 0 {
+            let op = ops.trailing_zeros() as usize;
+            ops &= ops - 1;
+            let mut m = by_op[op] as u32;
+            let cap = if op == LOCAL { self.eject_width } else { 1 };
+            let mut taken = 0;
+            while m != 0 && taken < cap {
+                // the requesting input port at the smallest round-robin distance from the pointer
+                // (m rotated right by the pointer: the lowest bit is the nearest port)
+                let ptr = self.routers[node].sa_out_rr[op] as usize;
+                let rot = (m >> ptr | m << (PORTS - ptr)) & ((1 << PORTS) - 1);
+                let port = wrap(ptr + rot.trailing_zeros() as usize, PORTS);
+                m &= !(1 << port);
+                let vc = req_vc[port][op] as usize;
+                taken += 1;
                 let ovc = self.vcs[base + port * vt + vc].out_vc as usize;
                 let r = &mut self.routers[node];
                 r.sa_out_rr[op] = wrap(port + 1, PORTS) as u8;
