@@ -775,7 +775,7 @@ impl Network {
         let mut reqs = [(0u8, 0u8); 64];
         let mut nr = 0usize;
         // output VCs requested so far, and whether one was requested twice
-        let mut wanted = 0u128;
+        let mut wanted = 0u64;
         let mut dup = false;
         let base = node * PORTS * vt;
         while bits != 0 {
@@ -833,8 +833,8 @@ impl Network {
             if pick != NONE8 {
                 reqs[nr] = (lv as u8, pick);
                 nr += 1;
-                // `want` codes are below 128
-                let b = 1u128 << pick;
+                // one bit per output VC: port * 12 + vc < 64
+                let b = 1u64 << ((pick >> 4) as u32 * 12 + (pick & 15) as u32);
                 dup |= wanted & b != 0;
                 wanted |= b;
             }
