@@ -228,7 +228,7 @@ mod tests {
         let l2 = anneal(&m, &p, 7, 4000).unwrap();
         assert_eq!(l1.tile_of, l2.tile_of);
         assert!(l1.cost <= l1.initial_cost);
-        let mut seen = vec![false; 16];
+        let mut seen = [false; 16];
         for &t in &l1.tile_of {
             assert!(!seen[t], "two actors on tile {t}");
             seen[t] = true;
