@@ -18,11 +18,14 @@
 //! Deadlock freedom: DOR is deadlock-free on a mesh. Minimal adaptive routing uses Duato's
 //! escape-channel discipline: VC 0 of every port is the escape channel and may only be
 //! allocated in the XY direction; VCs 1..V-1 may be allocated in any productive direction.
-//! Escape channels are allocated atomically: VC 0 is reallocated only after the credit of the
-//! previous packet's tail has come back (the downstream buffer is empty), so an escape channel
-//! holds one packet at a time. Other VCs are released when the tail flit leaves (non-atomic); a
-//! packet queued behind another in an adaptive VC waits only for that packet, which can always
-//! drain through the escape network.
+//! Under adaptive routing a head takes an output VC (adaptive or escape) only when its
+//! downstream buffer has room for the whole packet (virtual cut-through); a packet longer than a
+//! buffer needs an empty buffer whose previous tail has left (atomic allocation). So a packet
+//! never commits to a VC it cannot enter completely, and every waiting head is at the front of
+//! its queue, uncommitted, and can take the escape VC when it frees: the escape network (XY)
+//! always drains. Before this rule, a head (also one in an escape VC) could commit to a full
+//! adaptive VC and wait for it for ever; those committed waits closed cycles (8x8 uniform at
+//! 0.45 deadlocked, `tests/adaptive_deadlock.rs`).
 //!
 //! Hot loops do not allocate: buffers, link and credit delay lines, allocator state and the
 //! packet slab are preallocated (the slab and source queues grow only when a run needs more
@@ -34,8 +37,6 @@ use pktflow_arch::mesh::MeshArch;
 const NONE8: u8 = u8::MAX;
 const NONE32: u32 = u32::MAX;
 const PORTS: usize = 5;
-/// credit event flag: the credit of an atomic VC's tail (the output VC becomes free)
-const CREDIT_TAIL: u32 = 1 << 31;
 
 /// Route code x * 3 + y of a packet: x = 0 (same column), 1 (east), 2 (west); y = 0 (same
 /// row), 1 (south), 2 (north). Per code: the XY (DOR) direction and the minimal directions in
@@ -87,6 +88,10 @@ struct Flit {
     dst: u16,
     /// bit0 head, bit1 tail, bit2 circuit packet
     flags: u8,
+    /// free downstream slots an adaptive VC needs before this packet may take it: the packet
+    /// length when the whole packet fits in a buffer (virtual cut-through), 0 for a longer
+    /// packet (it needs an empty buffer: atomic allocation)
+    fit: u8,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -128,6 +133,9 @@ struct VcState {
     out_vc: u8,
     /// VC allocation: round-robin pointer of this input VC over the output VCs
     in_rr: u8,
+    /// free downstream slots an adaptive output VC needs for the packet at the front
+    /// (`Flit::fit`, 0 read as the whole buffer), set with `route`
+    need: u16,
 }
 
 /// State of one output virtual channel (the upstream end of a downstream input VC): 4 bytes.
@@ -197,7 +205,7 @@ pub struct Network {
     slot: usize,
     cslot: usize,
     /// credit delay lines: per ring slot (`cring` slots), the upstream output VCs
-    /// (`outs` index) that get a credit back, `| CREDIT_TAIL` for an atomic VC's tail
+    /// (`outs` index) that get a credit back
     credit_events: Vec<Vec<u32>>,
     cring: usize,
     /// per ring slot: flits arriving at network interfaces
@@ -301,6 +309,7 @@ impl Network {
                     out_port: NONE8,
                     out_vc: NONE8,
                     in_rr: 0,
+                    need: 0,
                 };
                 nvc
             ],
@@ -553,11 +562,7 @@ impl Network {
         let slot = self.cslot;
         let mut ev = std::mem::take(&mut self.credit_events[slot]);
         for &c in &ev {
-            let o = &mut self.outs[(c & !CREDIT_TAIL) as usize];
-            o.credits += 1;
-            if c & CREDIT_TAIL != 0 {
-                o.busy = false;
-            }
+            self.outs[c as usize].credits += 1;
         }
         ev.clear();
         self.credit_events[slot] = ev;
@@ -673,6 +678,11 @@ impl Network {
                     pkt: pid,
                     dst: p.dst as u16,
                     flags: flags | if p.circuit != NONE32 { 4 } else { 0 },
+                    fit: if p.flits as usize <= self.depth.min(255) {
+                        p.flits as u8
+                    } else {
+                        0
+                    },
                 };
                 self.buf[i * self.depth + pos] = f;
                 self.larrive[k * self.depth + pos] = arrive as u32;
@@ -724,10 +734,12 @@ impl Network {
             if vs.state == IDLE && f.flags & 5 == 1 {
                 let ready = arrive + self.rc as u64;
                 let route = self.route_code(node, f.dst);
+                let need = self.need_of(f);
                 let vs = &mut self.vcs[i];
                 vs.state = VA;
                 vs.ready = ready as u32;
                 vs.route = route;
+                vs.need = need;
                 self.sleep_until(node, lv, false, ready);
                 return;
             }
@@ -757,6 +769,16 @@ impl Network {
         }
         let k = node * vt + lv - LOCAL * vt;
         self.larrive[k * self.depth + self.vcs[i].head as usize] as u64
+    }
+
+    /// Free downstream slots an adaptive output VC needs for packet head `f` (`Flit::fit`).
+    #[inline(always)]
+    fn need_of(&self, f: Flit) -> u16 {
+        if f.fit == 0 {
+            self.depth as u16
+        } else {
+            f.fit as u16
+        }
     }
 
     #[inline]
@@ -793,10 +815,12 @@ impl Network {
                         // route computation starts when the head becomes visible
                         let ready = arrive + self.rc as u64;
                         let route = self.route_code(node, f.dst);
+                        let need = self.need_of(f);
                         let vs = &mut self.vcs[i];
                         vs.state = VA;
                         vs.ready = ready as u32;
                         vs.route = route;
+                        vs.need = need;
                         self.sleep_until(node, lv, false, ready);
                     } else {
                         self.sleep_until(node, lv, false, arrive);
@@ -817,9 +841,11 @@ impl Network {
                     continue;
                 }
                 let route = self.route_code(node, f.dst);
+                let need = self.need_of(f);
                 let vs = &mut self.vcs[i];
                 vs.state = VA;
                 vs.route = route;
+                vs.need = need;
                 // a head that waited behind the previous packet starts route computation now
                 vs.ready = (arrive.max(t) + self.rc as u64) as u32;
             }
@@ -962,20 +988,26 @@ impl Network {
                 }
             }
             PacketRouting::Adaptive => {
-                // adaptive VCs 1..V-1 on the productive port with the most free credits
+                // adaptive VCs 1..V-1 on the productive port with the most free credits, among
+                // those whose downstream buffer has room for the whole packet (an empty buffer
+                // for a packet longer than that), so a packet never commits to an adaptive VC
+                // it cannot enter completely
+                let need = vs.need;
                 let (dirs, nd) = ROUTE_DIRS[route];
                 let mut rank = 0;
                 for &d in &dirs[..nd as usize] {
                     let d = d as usize;
                     let base = self.vci(node, d, 0);
                     for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
-                        best = best.max(key(o, true, rank, d << 4 | vc));
+                        let room = (o.credits >= need) as u32;
+                        best = best.max(key(o, true, rank, d << 4 | vc) * room);
                         rank += 1;
                     }
                 }
                 if best == 0 {
-                    // escape channel: VC 0 in the XY direction only
-                    best = key(self.outs[self.vci(node, dor, 0)], false, 0, dor << 4);
+                    // escape channel: VC 0 in the XY direction only, with the same room rule
+                    let o = self.outs[self.vci(node, dor, 0)];
+                    best = key(o, false, 0, dor << 4) * (o.credits >= need) as u32;
                 }
             }
         }
@@ -1251,16 +1283,9 @@ impl Network {
             // the NI sits next to its router: its credits return at once
             self.ni_credits[node * vt + vc] += 1;
         } else {
-            // Only atomic VCs (the escape VC 0 under adaptive routing) wait for the tail credit
-            // before they can be reallocated; other VCs are released when the tail leaves.
-            let atomic = self.routing == PacketRouting::Adaptive && vc == 0;
             let up = self.nbr[node][port];
             let oi = up * (PORTS * vt) as u32 + (opposite(port) * vt + vc) as u32;
-            self.credit_events[self.cslot_out].push(if tail && !circ && atomic {
-                oi | CREDIT_TAIL
-            } else {
-                oi
-            });
+            self.credit_events[self.cslot_out].push(oi);
         }
         let rslot = if circ {
             self.rslot_circ
@@ -1277,9 +1302,9 @@ impl Network {
             let dlv = (opposite(op) * vt + ovc) as u32;
             self.link_events[rslot].push((f, next << 7 | (circ as u32) << 6 | dlv));
         }
-        // (non-short-circuit operators: one predictable branch)
-        let atomic_out = (self.routing == PacketRouting::Adaptive) & (ovc == 0) & (op != LOCAL);
-        if release & !circ & !atomic_out {
+        // an output VC is free for the next packet once this packet's tail has left (adaptive
+        // routing takes it only when the downstream buffer has room for a whole packet)
+        if release & !circ {
             self.outs[oi].busy = false;
         }
     }
