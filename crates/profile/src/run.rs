@@ -16,7 +16,10 @@ use std::time::Instant;
 #[derive(Clone, Debug)]
 pub enum Source {
     Pcap(String),
-    Synthetic { packets: u64, seed: u64 },
+    Synthetic {
+        packets: u64,
+        seed: u64,
+    },
     /// Synthetic, with destinations drawn as `dst_weighting` says (e.g. every output port
     /// equally loaded) instead of the generator's default.
     SyntheticWeighted {
