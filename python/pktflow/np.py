@@ -71,10 +71,12 @@ def _request(
         "mapper": _check_mapper(mapper),
         "destinations": _destinations(destinations),
     }
+    sim = dict(sim or {})
+    sim.setdefault("warmup_packets", max(1, packets // 5))
     return json.dumps(
         {
             "spec": spec,
-            "sim": sim or {},
+            "sim": sim,
             "search": search or {},
             "bottleneck": bottleneck or {},
             "explore": explore or {},
@@ -132,7 +134,6 @@ def simulate(
     """One simulation at a fixed packet inter-arrival time (PE cycles)."""
     s = dict(sim or {})
     s["inter_arrival_cycles"] = inter_arrival_cycles
-    s.setdefault("warmup_packets", max(1, packets // 5))
     req = _request(
         app,
         arch,
@@ -166,8 +167,6 @@ def maxrate(
     destinations: Optional[str] = None,
 ) -> dict:
     """Maximum sustainable rate by bisection: ``packets_per_second``, ``gbps``, ``bracket``."""
-    s = dict(sim or {})
-    s.setdefault("warmup_packets", max(1, packets // 5))
     req = _request(
         app,
         arch,
@@ -177,7 +176,7 @@ def maxrate(
         trace,
         seed,
         subset_size,
-        s,
+        sim,
         search,
         mapper=mapper,
         destinations=destinations,
@@ -212,8 +211,6 @@ def bottleneck(
     ``extra`` combinations. Returns ``runs``, ``ranking`` and ``summary`` (in words).
     ``progress(done, label)`` is called before each search.
     """
-    s = dict(sim or {})
-    s.setdefault("warmup_packets", max(1, packets // 5))
     b = {"chain": chain, "extra": list(extra), "threshold": threshold}
     req = _request(
         app,
@@ -224,7 +221,7 @@ def bottleneck(
         trace,
         seed,
         subset_size,
-        s,
+        sim,
         search,
         b,
         mapper=mapper,
@@ -266,8 +263,6 @@ def explore(
             raise PktflowError(f"unknown replication {r!r} (expected {', '.join(REPLICATIONS)})")
     if not reps:
         raise PktflowError("no replication scope given")
-    s = dict(sim or {})
-    s.setdefault("warmup_packets", max(1, packets // 5))
     e = {
         "pes": counts,
         "replications": reps,
@@ -284,7 +279,7 @@ def explore(
         trace,
         seed,
         subset_size,
-        s,
+        sim,
         search,
         None,
         mapper=mapper,
