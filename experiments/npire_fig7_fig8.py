@@ -27,7 +27,7 @@ import json
 import time
 from pathlib import Path
 
-from pktflow import np as npsim
+from pktflow import npsim
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table

@@ -22,12 +22,31 @@ __all__ = [
     "element_classes",
     "graph",
     "graph_dot",
+    "noc",
+    "npsim",
     "profile",
+    "report",
+    "tdpm",
     "trace",
     "write_synthetic",
 ]
 
 __version__: str = _core.__version__
+
+#: Submodules, imported on first use (``pktflow.npsim.maxrate(...)`` works after ``import pktflow``).
+_SUBMODULES = ("npsim", "noc", "tdpm", "report")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"pktflow.{name}")
+    raise AttributeError(f"module 'pktflow' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_SUBMODULES))
 
 
 def graph(app: str = "router") -> dict[str, Any]:

@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from pktflow import PktflowError
-from pktflow import np as api
+from pktflow import npsim as api
 
 console = Console()
 err = Console(stderr=True)

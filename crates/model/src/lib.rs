@@ -2,6 +2,7 @@
 //! position of every declaration), diagnostics that name `file:line:col`, and the cost/trace
 //! vocabulary (memory types of seed 000 section 2.2, memory accesses, per-packet traces) that the
 //! functional run produces and the timing models consume.
+pub mod cancel;
 pub mod cost;
 pub mod diag;
 pub mod graph;

@@ -1,7 +1,7 @@
 //! Python functions of the NoC / stream-graph subsystem (crates/noc). Every function takes and
 //! returns JSON strings; errors become `pktflow.PktflowError` with the message naming the file, edge or
 //! parameter at fault.
-use crate::PktflowError;
+use crate::{run_cancellable, PktflowError};
 use pyo3::prelude::*;
 
 fn py_err(e: pktflow_noc::NocError) -> PyErr {
@@ -12,7 +12,7 @@ fn py_err(e: pktflow_noc::NocError) -> PyErr {
 #[pyfunction]
 fn noc_sweep(py: Python<'_>, request: &str) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || pktflow_noc::api::noc_sweep(&r))
+    run_cancellable(py, move || pktflow_noc::api::noc_sweep(&r))?
         .map_err(py_err)
 }
 
@@ -20,7 +20,7 @@ fn noc_sweep(py: Python<'_>, request: &str) -> PyResult<String> {
 #[pyfunction]
 fn stream_run(py: Python<'_>, request: &str) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || pktflow_noc::api::stream_run(&r))
+    run_cancellable(py, move || pktflow_noc::api::stream_run(&r))?
         .map_err(py_err)
 }
 
@@ -39,7 +39,7 @@ fn noc_perturbed_routing(
     swaps: usize,
 ) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || pktflow_noc::api::perturbed_routing(&r, trials, swaps))
+    run_cancellable(py, move || pktflow_noc::api::perturbed_routing(&r, trials, swaps))?
         .map_err(py_err)
 }
 

@@ -1,14 +1,14 @@
 //! Python functions of the network-processor timing simulator (crates/npsim). Both take and
 //! return JSON strings (request: `{"spec": ..., "sim": ..., "search": ...}`, see docs/npsim.md);
 //! errors become `pktflow.PktflowError`.
-use crate::PktflowError;
+use crate::{run_cancellable, PktflowError};
 use pyo3::prelude::*;
 
 /// One simulation at a fixed inter-arrival time.
 #[pyfunction]
 fn simulate(py: Python<'_>, request: &str) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || pktflow_npsim::api::simulate_json(&r))
+    run_cancellable(py, move || pktflow_npsim::api::simulate_json(&r))?
         .map_err(PktflowError::new_err)
 }
 
@@ -16,7 +16,7 @@ fn simulate(py: Python<'_>, request: &str) -> PyResult<String> {
 #[pyfunction]
 fn maxrate(py: Python<'_>, request: &str) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || pktflow_npsim::api::maxrate_json(&r))
+    run_cancellable(py, move || pktflow_npsim::api::maxrate_json(&r))?
         .map_err(PktflowError::new_err)
 }
 
@@ -26,7 +26,7 @@ fn maxrate(py: Python<'_>, request: &str) -> PyResult<String> {
 #[pyo3(signature = (request, progress=None))]
 fn bottleneck(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || {
+    run_cancellable(py, move || {
         pktflow_npsim::api::bottleneck_json(&r, |k, label| {
             if let Some(cb) = &progress {
                 Python::attach(|py| {
@@ -36,7 +36,7 @@ fn bottleneck(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyR
                 });
             }
         })
-    })
+    })?
     .map_err(PktflowError::new_err)
 }
 
@@ -46,7 +46,7 @@ fn bottleneck(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyR
 #[pyo3(signature = (request, progress=None))]
 fn explore(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let r = request.to_string();
-    py.detach(move || {
+    run_cancellable(py, move || {
         pktflow_npsim::api::explore_json(&r, |done, total, label| {
             if let Some(cb) = &progress {
                 Python::attach(|py| {
@@ -56,7 +56,7 @@ fn explore(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResu
                 });
             }
         })
-    })
+    })?
     .map_err(PktflowError::new_err)
 }
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 from pktflow import PktflowError
-from pktflow import np as api
+from pktflow import npsim as api
 from pktflow.cli import app
 from typer.testing import CliRunner
 

@@ -1,0 +1,315 @@
+"""What every ``pktflow`` command shares: consoles and tables that stay whole in a pipe, progress
+on stderr (a bar on a terminal, a line every few seconds elsewhere), output files that are checked
+before the run and written atomically, JSON documents that record how to re-run them, and the
+way a command stops on Ctrl-C.
+
+Conventions (relied on by ``pktflow rerun`` and the tests):
+
+* A JSON result is one document on stdout. Its ``"run"`` member records the pktflow version, the
+  command line (``argv``, as typed after ``pktflow``), the working directory and a SHA-256 of
+  every input file the command line names. Wall-clock figures live under ``"timing"`` (or in a
+  key listed in :data:`VOLATILE_KEYS`); everything else is determined by the settings.
+* An interrupted command prints what it finished, then one line ``interrupted`` on stderr, and
+  exits 130. A usage error prints one line and exits 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import IO, Any, Iterator, Optional, Sequence
+
+from rich.console import Console
+
+from pktflow._core import PktflowError
+
+__all__ = [
+    "VOLATILE_KEYS",
+    "Interrupted",
+    "atomic_path",
+    "atomic_write",
+    "console",
+    "emit_json",
+    "err",
+    "output_path",
+    "progress",
+    "run_record",
+    "strip_volatile",
+]
+
+#: Keys whose values are wall-clock measurements (they differ between two runs of the same
+#: command): ``pktflow rerun`` ignores them when it compares.
+VOLATILE_KEYS = frozenset(
+    {
+        "run",
+        "timing",
+        "wall_seconds",
+        "wall_s",
+        "elapsed_seconds",
+        "packets_per_second_functional",
+        "functional_run_seconds",
+        "simulated_cycles_per_second",
+        "cycles_per_second",
+    }
+)
+
+
+def _wide_console(stderr: bool = False) -> Console:
+    """On a terminal, rich's own width. Elsewhere (a pipe, a file, a CI log) a console so wide that
+    no table is cut or squeezed: rich then draws every column at its natural width."""
+    stream = sys.stderr if stderr else sys.stdout
+    tty = stream.isatty()
+    if tty:
+        return Console(stderr=stderr)
+    return Console(stderr=stderr, width=100_000, no_color=True, highlight=False, soft_wrap=True)
+
+
+console = _wide_console()
+err = _wide_console(stderr=True)
+
+
+class Interrupted(Exception):
+    """Raised by a command after it has printed what it finished before Ctrl-C (exit 130)."""
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+
+
+def _fmt_duration(s: float) -> str:
+    s = max(0, int(round(s)))
+    h, rem = divmod(s, 3600)
+    m, sec = divmod(rem, 60)
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{sec:02d}s"
+    return f"{sec}s"
+
+
+class Progress:
+    """Progress of one long step, on stderr.
+
+    On a terminal: a rich bar (done/total, rate, elapsed, ETA). Elsewhere: one plain line every
+    ``interval`` seconds (``PKTFLOW_PROGRESS_SECONDS``, default 5) with done/total, rate and ETA,
+    and a last line when the step ends, so a CI log shows that a long run is alive.
+    """
+
+    def __init__(self, what: str, unit: str, total: Optional[float] = None, *, interval: Optional[float] = None):
+        self.what = what
+        self.unit = unit
+        self.total = total
+        self.done = 0.0
+        self.label = ""
+        self.t0 = time.monotonic()
+        self._last = self.t0
+        env = os.environ.get("PKTFLOW_PROGRESS_SECONDS")
+        self.interval = interval if interval is not None else float(env) if env else 5.0
+        self._tty = sys.stderr.isatty()
+        self._bar = None
+        self._task = None
+
+    def __enter__(self) -> "Progress":
+        if self._tty:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+            from rich.progress import Progress as RichProgress
+
+            self._bar = RichProgress(
+                TextColumn(f"[bold]{self.what}[/bold] {{task.description}}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._bar.__enter__()
+            self._task = self._bar.add_task("", total=self.total, rate="")
+        return self
+
+    def rate(self) -> float:
+        el = time.monotonic() - self.t0
+        return self.done / el if el > 0 else 0.0
+
+    def eta(self) -> Optional[float]:
+        r = self.rate()
+        if self.total is None or r <= 0:
+            return None
+        return max(0.0, (self.total - self.done) / r)
+
+    def line(self) -> str:
+        tot = f"/{self.total:,.0f}" if self.total is not None else ""
+        pct = f" ({100 * self.done / self.total:.0f}%)" if self.total else ""
+        eta = self.eta()
+        parts = [f"{self.what}: {self.done:,.0f}{tot} {self.unit}{pct}", f"{self.rate():,.2f} {self.unit}/s"]
+        parts.append(f"ETA {_fmt_duration(eta)}" if eta is not None else "ETA unknown")
+        parts.append(f"elapsed {_fmt_duration(time.monotonic() - self.t0)}")
+        if self.label:
+            parts.append(self.label)
+        return ", ".join(parts)
+
+    def update(self, done: float, total: Optional[float] = None, label: Optional[str] = None) -> None:
+        self.done = done
+        if total is not None:
+            self.total = total
+        if label is not None:
+            self.label = label
+        if self._bar is not None:
+            el = time.monotonic() - self.t0
+            r = f"{done / el:,.2f} {self.unit}/s" if done and el > 0 else ""
+            self._bar.update(self._task, completed=done, total=self.total, description=self.label, rate=r)
+            return
+        now = time.monotonic()
+        if now - self._last >= self.interval:
+            self._last = now
+            sys.stderr.write(self.line() + "\n")
+            sys.stderr.flush()
+
+    def __exit__(self, *exc) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(*exc)
+        elif time.monotonic() - self.t0 >= self.interval:
+            sys.stderr.write(self.line() + (" (stopped)" if exc[0] is not None else " (done)") + "\n")
+            sys.stderr.flush()
+
+
+def progress(what: str, unit: str, total: Optional[float] = None) -> Progress:
+    """``with progress("explore", "points", total) as p: ... p.update(done, total, label)``."""
+    return Progress(what, unit, total)
+
+
+# ---------------------------------------------------------------------------------------------
+# output files
+
+
+def output_path(path: Optional[str | os.PathLike], option: str) -> Optional[Path]:
+    """Check an output file named by ``option`` *before* the run: its folder is created if missing,
+    and a path that is a folder, or a folder that cannot be written, is refused (exit 2)."""
+    if path is None:
+        return None
+    p = Path(path)
+    if str(p) == "-":
+        return p
+    if p.is_dir():
+        raise PktflowError(f"{option} {p}: is a directory, expected a file name")
+    parent = p.parent if str(p.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise PktflowError(f"{option} {p}: cannot create folder {parent}: {e.strerror}") from None
+    if not os.access(parent, os.W_OK):
+        raise PktflowError(f"{option} {p}: folder {parent} is not writable")
+    return p
+
+
+def output_dir(path: Optional[str | os.PathLike], option: str) -> Optional[Path]:
+    """Check (and create) an output folder named by ``option`` before the run."""
+    if path is None:
+        return None
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise PktflowError(f"{option} {p}: exists and is not a directory")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise PktflowError(f"{option} {p}: cannot create folder: {e.strerror}") from None
+    if not os.access(p, os.W_OK):
+        raise PktflowError(f"{option} {p}: folder is not writable")
+    return p
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
+    """Yield a temporary path beside ``path``; on success it is renamed onto ``path``, on any error
+    (or Ctrl-C) it is removed, so ``path`` is either the complete new file or untouched."""
+    p = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".partial", dir=str(p.parent or Path(".")))
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_write(path: str | os.PathLike, mode: str = "w", **kw: Any) -> Iterator[IO]:
+    """``open(path, mode)`` written to a temporary file and renamed on success (see atomic_path)."""
+    with atomic_path(path) as tmp:
+        with open(tmp, mode, **kw) as f:
+            yield f
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON results
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def run_record(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
+    """How this result was made: version, command line, working directory and the SHA-256 of every
+    existing file the command line names (a trace, a Click file, an architecture file...)."""
+    import pktflow
+
+    args = list(sys.argv[1:] if argv is None else argv)
+    inputs = {}
+    for a in args:
+        val = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a
+        try:
+            p = Path(val)
+            if val and not val.startswith("-") and p.is_file():
+                inputs[val] = _sha256(p)
+        except (OSError, ValueError):
+            continue
+    return {
+        "pktflow_version": pktflow.__version__,
+        "argv": args,
+        "cwd": os.getcwd(),
+        "inputs_sha256": inputs,
+    }
+
+
+def emit_json(doc: Any, *, record: bool = True) -> None:
+    """Print one JSON document on stdout; dict documents get the ``"run"`` record."""
+    if record and isinstance(doc, dict):
+        doc = {**doc, "run": run_record()}
+    sys.stdout.write(json.dumps(doc, indent=2, allow_nan=False, default=_json_default))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def _json_default(o: Any) -> Any:
+    if isinstance(o, Path):
+        return str(o)
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def strip_volatile(doc: Any) -> Any:
+    """``doc`` without wall-clock figures (see :data:`VOLATILE_KEYS`), for comparing two runs."""
+    if isinstance(doc, dict):
+        return {k: strip_volatile(v) for k, v in doc.items() if k not in VOLATILE_KEYS}
+    if isinstance(doc, list):
+        return [strip_volatile(v) for v in doc]
+    return doc
