@@ -1,0 +1,92 @@
+"""Type stubs of ``pktflow._core``, the PyO3 binding of the Rust core (crates/py).
+
+Requests and results cross as JSON text: each function documents the document it takes and
+returns in the docs of its subsystem (docs/npsim.md, docs/tdpm.md, docs/noc.md). Long calls run
+with the GIL released and stop promptly on Ctrl-C (KeyboardInterrupt, or a partial result marked
+``"interrupted": true`` where one makes sense).
+"""
+
+from typing import Any, Callable, Iterator, Optional
+
+__version__: str
+
+class PktflowError(Exception):
+    """A user-facing error: bad file, bad name, impossible parameters. The message names the
+    file, line, option or key at fault."""
+
+# --- application stages (crates/py/src/app.rs) -----------------------------------------------
+
+def graph_json(app: str) -> str:
+    """The validated, flattened application graph as JSON (``{"file", "elements", "connections",
+    "warnings"}``)."""
+
+def graph_dot(app: str) -> str:
+    """Graphviz DOT text of the application graph."""
+
+def arch_json(name: str) -> str:
+    """A validated architecture preset (built-in name or TOML path) as JSON."""
+
+def arch_names() -> list[str]:
+    """Names of the built-in architecture presets."""
+
+def element_classes() -> str:
+    """JSON list of ``{"name", "summary"}``, one per element class."""
+
+def profile(
+    app: str,
+    trace: Optional[str] = None,
+    synthetic: Optional[int] = None,
+    seed: int = 1,
+    out_dir: Optional[str] = None,
+    progress: Optional[Callable[[int], Any]] = None,
+) -> str:
+    """Functional run and profile as JSON; ``progress(packets_done)`` is called periodically."""
+
+def write_synthetic(path: str, n: int, seed: int, app: str, pcapng: bool = False) -> str:
+    """Write a seeded synthetic trace; returns a JSON summary."""
+
+class TraceStream(Iterator[dict[str, Any]]):
+    """Per-packet traces of a functional run, streamed (bounded memory)."""
+
+    def __init__(self, app: str, trace: Optional[str] = None, synthetic: Optional[int] = None, seed: int = 1) -> None: ...
+    def __iter__(self) -> "TraceStream": ...
+    def __next__(self) -> dict[str, Any]: ...
+
+# --- network-processor simulator (crates/py/src/npsim.rs) ------------------------------------
+
+def simulate(request: str) -> str:
+    """One timing simulation at a fixed (or recorded) packet rate; request/response in docs/npsim.md."""
+
+def maxrate(request: str) -> str:
+    """Maximum sustainable rate by bisection."""
+
+def bottleneck(request: str, progress: Optional[Callable[[int, str], Any]] = None) -> str:
+    """Idealized executions and the ranking of what limits throughput."""
+
+def explore(request: str, progress: Optional[Callable[[int, int, str], Any]] = None) -> str:
+    """Mapping, maximum rate, speedup and bottleneck for each PE count and replication scope."""
+
+# --- TDPM (crates/py/src/tdpm.rs) -------------------------------------------------------------
+
+def tdpm_map(request: str) -> str:
+    """Partition and map an application with one mapper under the TDPM cost model."""
+
+def tdpm_simulate(request: str) -> str:
+    """Map an application and simulate the plan on the timing simulator."""
+
+# --- network-on-chip and stream graphs (crates/py/src/noc.rs) ---------------------------------
+
+def noc_sweep(request: str) -> str:
+    """Synthetic-traffic sweep on the mesh simulator."""
+
+def stream_run(request: str) -> str:
+    """Partition, lay out, route and simulate a stream graph."""
+
+def stream_graph_load(spec: str) -> str:
+    """Load and balance a stream graph (benchmark name, .json/.toml path, or inline JSON)."""
+
+def noc_perturbed_routing(request: str, trials: int, swaps: int) -> str:
+    """Routing success of each router on perturbed layouts."""
+
+def noc_catalog() -> str:
+    """Built-in benchmarks, routers, traffic patterns and the mesh preset's defaults."""
