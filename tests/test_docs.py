@@ -1,0 +1,39 @@
+"""The README and docs speak to users: papers are named as in docs/sources.md (not by the file
+names of the developers' extractions), there is no development-log wording, and every file the
+docs point to exists."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "apps" / "README.md"]
+
+DEV_WORDS = re.compile(
+    r"\b[0-9]{3}_[0-9a-f]{16}\.txt|\bseeds?/|\bseed 00[0-9]\b|\bissue [0-9]+\b|\bthis session\b|"
+    r"\bbefore this change\b|\bnew this session\b|\bprevious session\b",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_docs_have_no_development_log_wording(doc):
+    bad = [f"{doc.name}:{i}: {line.strip()[:100]}" for i, line in enumerate(doc.read_text().splitlines(), 1)
+           if DEV_WORDS.search(line) and "sources.md" not in doc.name]
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_files_the_docs_name_exist(doc):
+    missing = []
+    for m in re.finditer(r"`((?:docs|apps|presets|experiments|crates|python|tests|data|scripts)/[\w./-]+)`",
+                         doc.read_text()):
+        path = m.group(1).rstrip(".")
+        if "*" in path:
+            continue
+        if not (ROOT / path).exists():
+            missing.append(path)
+    assert not missing, f"{doc.name} names files that do not exist: {missing}"
