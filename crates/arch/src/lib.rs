@@ -203,7 +203,7 @@ fn parse_table(text: &str, file: &str) -> Result<toml::Table, String> {
             .span()
             .map(|s| format!(":{}", line_of(text, s.start)))
             .unwrap_or_default();
-        format!("{file}{at}: {}", e.message().trim_end())
+        format!("{file}{at}: {}", one_line(e.message()))
     })
 }
 
@@ -336,7 +336,7 @@ fn key_on_line(text: &str, line: usize) -> Option<String> {
 fn decode<T: serde::de::DeserializeOwned>(m: &Merged) -> Result<T, String> {
     let text = toml::to_string(&m.table).map_err(|e| format!("architecture: {e}"))?;
     toml::from_str::<T>(&text).map_err(|e| {
-        let msg = e.message().trim_end().to_string();
+        let msg = one_line(e.message()).to_string();
         let line = e.span().map(|s| line_of(&text, s.start));
         let here = line.and_then(|l| key_on_line(&text, l)).unwrap_or_default();
         // serde names the offending field for unknown and missing keys.
@@ -440,8 +440,8 @@ impl Arch {
             Ok(arch)
         } else {
             Err(format!(
-                "{file}: impossible architecture:\n  {}",
-                errs.join("\n  ")
+                "{file}: impossible architecture: {}",
+                errs.join("; ")
             ))
         }
     }
@@ -476,6 +476,15 @@ impl Arch {
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self).expect("architecture serializes")
     }
+}
+
+/// A multi-line parser message as one line.
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 #[cfg(test)]

@@ -148,7 +148,7 @@ struct Res {
 impl Res {
     fn new(name: String, occ: u64, pip_r: u64, pip_w: u64, cap: usize, storage: usize) -> Res {
         Res {
-            q: VecDeque::with_capacity(cap + 1),
+            q: VecDeque::with_capacity((cap + 1).min(64)),
             busy: false,
             cur: NONE,
             occ,
@@ -285,6 +285,17 @@ impl Sim {
         cfg: &SimConfig,
     ) -> Result<Sim, String> {
         cfg.validate()?;
+        if pe_count > pktflow_arch::np::MAX_PES {
+            return Err(format!(
+                "the run needs {pe_count} PEs, more than the {} supported{}",
+                pktflow_arch::np::MAX_PES,
+                if cfg.ideal.infinite_pes {
+                    " (idealization I gives every task PEs of its own: use fewer PEs)"
+                } else {
+                    ""
+                }
+            ));
+        }
         let mut a = arch.clone();
         a.np.pe_count = pe_count;
         let errs: Vec<String> = a
@@ -502,7 +513,7 @@ impl Sim {
                     pes[p as usize].tasks.push(i as u32);
                 }
                 Task {
-                    q: VecDeque::with_capacity(cfg.task_queue_capacity as usize),
+                    q: VecDeque::with_capacity((cfg.task_queue_capacity as usize).min(1024)),
                     pes: t.pes.clone(),
                     rr: 0,
                     running: 0,
@@ -668,6 +679,9 @@ impl Sim {
             debug_assert!(ev.t >= self.now);
             self.now = ev.t;
             self.events += 1;
+            if self.events & 0xfff == 0 {
+                pktflow_model::cancel::check().map_err(|e| e.to_string())?;
+            }
             match ev.kind {
                 Kind::Arrive => self.arrive(src)?,
                 Kind::Inject => self.inject(ev.idx),
