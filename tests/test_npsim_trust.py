@@ -386,3 +386,17 @@ def test_map_numeric_options_exit_0_or_2(capsys, opt, val):
     code, out, err = run_main(capsys, *argv, opt, val)
     assert code in (0, 2), err
     assert "Traceback" not in err
+
+
+def test_interrupted_explore_prints_its_finished_points_then_interrupted(capsys, monkeypatch):
+    doc = api.explore("router", pes="4,8", replication=["none"], packets=300, bottleneck=False, mapper="round-robin")
+    assert doc["interrupted"] is False and len(doc["points"]) == 2
+    doc["interrupted"] = True
+    doc["points"] = doc["points"][:1]
+    import pktflow.cli_np as cli_np
+
+    monkeypatch.setattr(cli_np.api, "explore", lambda *a, **k: doc)
+    code, out, err = run_main(capsys, "explore", "router", "--pes", "4,8", "--replication", "none")
+    assert code == 130
+    assert "interrupted: finished points only" in out and "1 points" in out
+    assert err.strip().splitlines()[-1] == "interrupted"

@@ -206,7 +206,7 @@ def _explore_table(doc: dict) -> Table:
     t = Table(
         title=f"{doc['app']} on {doc['arch']} ({doc['mapper']} mapping): maximum sustainable rate; "
         f"speedup over {doc['baseline_pes']} PEs with no replication ({base_txt})"
-        + (" [interrupted: finished points only]" if doc.get("interrupted") else "")
+        + (" (interrupted: finished points only)" if doc.get("interrupted") else "")
     )
     for c in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
         t.add_column(c, justify="right" if c not in ("replication", "limited by") else "left", no_wrap=True)
