@@ -439,8 +439,14 @@ impl Arch {
         if errs.is_empty() {
             Ok(arch)
         } else {
+            let with = if m.sets.is_empty() {
+                String::new()
+            } else {
+                let s: Vec<String> = m.sets.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!(" with --set {}", s.join(", "))
+            };
             Err(format!(
-                "{file}: impossible architecture: {}",
+                "{file}{with}: impossible architecture: {}",
                 errs.join("; ")
             ))
         }
@@ -654,7 +660,10 @@ mod tests {
             ("np.pe_count", "expected KEY=VALUE"),
             ("memory_map.stack=sram", "is not a TOML value"),
             ("np.pe_count.x=1", "np.pe_count is a value"),
-            ("np.pe_count=0", "np.pe_count must be at least 1"),
+            (
+                "np.pe_count=0",
+                "with --set np.pe_count=0: impossible architecture: np.pe_count must be at least 1",
+            ),
         ] {
             let e = Arch::load_with("npire", &[set.to_string()]).unwrap_err();
             assert!(e.contains(want), "{set}: {e}");

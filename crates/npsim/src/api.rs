@@ -140,7 +140,7 @@ pub fn parse_with(request: &str, base: &AppSpec) -> Result<Request, String> {
     })?;
     if r.spec.trace.is_none() && r.sim.warmup_packets >= r.spec.packets {
         return Err(format!(
-            "sim.warmup_packets = {} leaves nothing to measure of spec.packets (--packets) = {}",
+            "sim.warmup_packets (--warmup) = {} leaves nothing to measure of spec.packets (--packets) = {}",
             r.sim.warmup_packets, r.spec.packets
         ));
     }
@@ -363,7 +363,7 @@ mod tests {
             ),
             (
                 r#"{"sim": {"warmup_packets": 600}, "spec": {"packets": 600}}"#,
-                "sim.warmup_packets = 600 leaves nothing",
+                "sim.warmup_packets (--warmup) = 600 leaves nothing",
             ),
             (
                 r#"{"sim": {"scheduling": "lifo"}}"#,
