@@ -6,21 +6,18 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from pktflow import PktflowError
+from pktflow import PktflowError, tdpm
 from pktflow import npsim as api
-from pktflow import tdpm
 from pktflow._ui import strip_volatile
 from pktflow.cli import main
 
@@ -48,7 +45,7 @@ def run_proc(*argv: str, env: dict | None = None, timeout: float = 300) -> subpr
 
 def one_error_line(code: int, err: str) -> str:
     assert code == 2, err
-    lines = [l for l in err.splitlines() if l.strip()]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1, err
     assert "Traceback" not in err
     return lines[0]
@@ -62,10 +59,25 @@ def one_error_line(code: int, err: str) -> str:
     "argv, expect",
     [
         (["simulate", "router", "--inter-arrival", "3000", *TINY], ["delivered", "PEs (share of time)"]),
-        (["maxrate", "router", *TINY, "--replication", "none"], ["packets/s", "inter-arrival bracket", "PEs (share of time)"]),
+        (
+            ["maxrate", "router", *TINY, "--replication", "none"],
+            ["packets/s", "inter-arrival bracket", "PEs (share of time)"],
+        ),
         (["bottleneck", "router", *TINY, "--replication", "none", "--no-chain"], ["idealized executions", "ranking"]),
         (
-            ["explore", "router", "--pes", "4,8", "--replication", "none", "--packets", "300", "--no-bottleneck", "--mapper", "round-robin"],
+            [
+                "explore",
+                "router",
+                "--pes",
+                "4,8",
+                "--replication",
+                "none",
+                "--packets",
+                "300",
+                "--no-bottleneck",
+                "--mapper",
+                "round-robin",
+            ],
             ["speedup", "limited by", "2 points"],
         ),
         (["map", "mpls", "--engines", "2", "--packets", "300"], ["predicted", "binding"]),
@@ -87,15 +99,24 @@ def test_every_command_prints_text(capsys, argv, expect):
 
 def test_explore_in_a_pipe_has_whole_headers_and_progress_lines():
     p = run_proc(
-        "explore", "router", "--pes", "4,8", "--replication", "none,global", "--packets", "300",
-        "--mapper", "round-robin", "--no-bottleneck",
+        "explore",
+        "router",
+        "--pes",
+        "4,8",
+        "--replication",
+        "none,global",
+        "--packets",
+        "300",
+        "--mapper",
+        "round-robin",
+        "--no-bottleneck",
         env={"PKTFLOW_PROGRESS_SECONDS": "0"},
     )
     assert p.returncode == 0, p.stderr
     for h in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
         assert h in p.stdout
     assert "…" not in p.stdout
-    prog = [l for l in p.stderr.splitlines() if l.startswith("explore: ")]
+    prog = [ln for ln in p.stderr.splitlines() if ln.startswith("explore: ")]
     assert prog and "points" in prog[0] and "ETA" in prog[0], p.stderr
     assert "/5 points" in p.stderr  # step 1 + 4 points
 
@@ -105,12 +126,13 @@ def test_explore_in_a_pipe_has_whole_headers_and_progress_lines():
     [
         (["maxrate", "router", *TINY, "--replication", "none"], "maxrate: "),
         (["bottleneck", "router", *TINY, "--replication", "none", "--no-chain"], "bottleneck: "),
+        (["simulate", "router", "--inter-arrival", "3000", "--packets", "8000", "--pes", "4"], "simulate: "),
     ],
 )
 def test_long_commands_report_progress_off_a_tty(argv, what):
     p = run_proc(*argv, env={"PKTFLOW_PROGRESS_SECONDS": "0"})
     assert p.returncode == 0, p.stderr
-    lines = [l for l in p.stderr.splitlines() if l.startswith(what)]
+    lines = [ln for ln in p.stderr.splitlines() if ln.startswith(what)]
     assert lines and "ETA" in lines[0], p.stderr
 
 
@@ -168,8 +190,20 @@ def test_output_files_are_checked_before_the_run(tmp_path, capsys):
         assert "points" not in p.stderr  # no progress: nothing ran
     # A missing folder is created, and the file appears complete.
     code, out, err = run_main(
-        capsys, "explore", "router", "--pes", "4", "--replication", "none", "--packets", "300",
-        "--no-bottleneck", "--mapper", "round-robin", "--csv", str(tmp_path / "new" / "x.csv"),
+        capsys,
+        "explore",
+        "router",
+        "--pes",
+        "4",
+        "--replication",
+        "none",
+        "--packets",
+        "300",
+        "--no-bottleneck",
+        "--mapper",
+        "round-robin",
+        "--csv",
+        str(tmp_path / "new" / "x.csv"),
     )
     assert code == 0, err
     assert (tmp_path / "new" / "x.csv").read_text().startswith("app,")
@@ -235,11 +269,11 @@ def test_rerun_reproduces_a_saved_result(tmp_path, argv):
 def test_arch_show_with_overrides_prints_toml_values_and_units(capsys):
     code, out, err = run_main(capsys, "arch", "show", "npire", "--set", "np.hardware_contexts_per_pe=4")
     assert code == 0, err
-    row = next(l for l in out.splitlines() if "np.hardware_contexts_per_pe" in l)
+    row = next(ln for ln in out.splitlines() if "np.hardware_contexts_per_pe" in ln)
     assert " 4 " in row and "contexts" in row
     assert "True" not in out and "None" not in out
     assert '"dram"' in out
-    row = next(l for l in out.splitlines() if "np.pe_frequency_mhz" in l)
+    row = next(ln for ln in out.splitlines() if "np.pe_frequency_mhz" in ln)
     assert "MHz" in row
     code, out, err = run_main(capsys, "arch", "show", "ixp2400")
     assert "true" in out or "false" in out  # TOML booleans
@@ -251,19 +285,19 @@ def test_inherited_presets_and_key_errors_with_lines(tmp_path, capsys):
     f.write_text('base = "npire"\n\n[preset]\nname = "mine"\ndescription = "d"\n\n[np]\nhardwar_contexts = 4\n')
     code, out, err = run_main(capsys, "arch", "show", str(f))
     line = one_error_line(code, err)
-    assert f"myarch.toml:8: unknown key np.hardwar_contexts" in line
+    assert "myarch.toml:8: unknown key np.hardwar_contexts" in line
     f.write_text('base = "npire"\n[np]\npe_count = "many"\n')
     code, out, err = run_main(capsys, "arch", "show", str(f))
     line = one_error_line(code, err)
     assert "myarch.toml:3: np.pe_count" in line
     f.write_text('base = "npire"\n[np]\nhardware_contexts_per_pe = 4\n')
-    code, out, err = run_main(capsys, "simulate", "router", "--arch", str(f), "--inter-arrival", "3000", *TINY, "--json")
+    code, out, err = run_main(
+        capsys, "simulate", "router", "--arch", str(f), "--inter-arrival", "3000", *TINY, "--json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["settings"]["architecture"]["params"]["np"]["hardware_contexts_per_pe"] == 4
-    code, out, err = run_main(
-        capsys, "maxrate", "router", *TINY, "--set", "np.hardwar_contexts=4"
-    )
+    code, out, err = run_main(capsys, "maxrate", "router", *TINY, "--set", "np.hardwar_contexts=4")
     assert "--set np.hardwar_contexts=4: unknown key np.hardwar_contexts" in one_error_line(code, err)
 
 
@@ -303,7 +337,9 @@ def test_bad_numbers_and_choices_are_refused_by_name(capsys, argv, words):
 
 
 def test_api_gets_the_same_messages():
-    with pytest.raises(PktflowError, match=r"inter_arrival_cycles \(--inter-arrival\) must be a positive number, got NaN"):
+    with pytest.raises(
+        PktflowError, match=r"inter_arrival_cycles \(--inter-arrival\) must be a positive number, got NaN"
+    ):
         api.simulate("router", inter_arrival_cycles=math.nan, packets=300)
     with pytest.raises(PktflowError, match=r"offered_gbps \(--offered-gbps\)"):
         tdpm.map_app("mpls", offered_gbps=-1.0, packets=300)
@@ -361,7 +397,7 @@ def test_simulate_numeric_options_exit_0_or_2(capsys, opt, val):
     assert code in (0, 2), err
     assert "Traceback" not in err
     if code == 2:
-        assert len([l for l in err.splitlines() if l.strip()]) >= 1
+        assert len([ln for ln in err.splitlines() if ln.strip()]) >= 1
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

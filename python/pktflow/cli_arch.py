@@ -75,7 +75,9 @@ def register(app: typer.Typer) -> None:
 
 
 @arch_app.command("list")
-def arch_list(as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table.")) -> None:
+def arch_list(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
+) -> None:
     """List the built-in presets."""
     rows = [pktflow.arch(n)["preset"] | {"name": n} for n in pktflow.arch_names()]
     if as_json:
@@ -89,7 +91,7 @@ def arch_list(as_json: bool = typer.Option(False, "--json", help="Print one JSON
 
 @arch_app.command("show")
 def arch_show(
-    name: str = typer.Argument(..., help="Preset name or TOML file (which may inherit with base = \"npire\")."),
+    name: str = typer.Argument(..., help='Preset name or TOML file (which may inherit with base = "npire").'),
     arch_set: Optional[List[str]] = typer.Option(
         None,
         "--set",
@@ -103,9 +105,7 @@ def arch_show(
     if as_json:
         emit_json(a)
         return
-    console.print(
-        f"[bold]{escape(a['preset']['name'])}[/bold] ({a['kind']}): {escape(a['preset']['description'])}"
-    )
+    console.print(f"[bold]{escape(a['preset']['name'])}[/bold] ({a['kind']}): {escape(a['preset']['description'])}")
     if a["preset"].get("source"):
         console.print(f"source: {escape(a['preset']['source'])}")
     t = Table("parameter", "value", "unit")

@@ -15,8 +15,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from pktflow import PktflowError
-from pktflow import _ui
+from pktflow import PktflowError, _ui
 from pktflow import npsim as api
 from pktflow._ui import console, emit_json
 from pktflow.npsim import Arrivals, Destinations, LockRelease, Mapper, Replication, Scheduling
@@ -123,7 +122,9 @@ SetOpt = Annotated[
         "memory_map.stack='\"sram\"'); repeatable.",
     ),
 ]
-PesOpt = Annotated[Optional[int], typer.Option("--pes", help="Processing elements (1 to 4096). Default: the architecture's.")]
+PesOpt = Annotated[
+    Optional[int], typer.Option("--pes", help="Processing elements (1 to 4096). Default: the architecture's.")
+]
 RepOpt = Annotated[
     Optional[Replication],
     typer.Option(
@@ -139,13 +140,17 @@ WarmupOpt = Annotated[
     Optional[int],
     typer.Option("--warmup", help="Packets before the measurement window opens. Default: a fifth of --packets."),
 ]
-TraceOpt = Annotated[Optional[str], typer.Option("--trace", help="Packets from this pcap/pcapng file instead of synthetic ones.")]
+TraceOpt = Annotated[
+    Optional[str], typer.Option("--trace", help="Packets from this pcap/pcapng file instead of synthetic ones.")
+]
 SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Seed of the synthetic packets. Default: 1.")]
 MapperOpt = Annotated[Optional[Mapper], typer.Option("--mapper", help=MAPPER_HELP)]
 SubsetOpt = Annotated[
     Optional[int], typer.Option("--subset-size", help="PEs per group for subset replication. Default: 4.")
 ]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document (with the settings used) instead of tables.")]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document (with the settings used) instead of tables.")
+]
 SchedOpt = Annotated[
     Optional[Scheduling],
     typer.Option(
@@ -180,7 +185,9 @@ DestOpt = Annotated[
 ]
 ToleranceOpt = Annotated[
     Optional[float],
-    typer.Option("--tolerance", help="Keep-up tolerance: departures may fall this share short of arrivals. Default: 0.02."),
+    typer.Option(
+        "--tolerance", help="Keep-up tolerance: departures may fall this share short of arrivals. Default: 0.02."
+    ),
 ]
 PrecisionOpt = Annotated[
     Optional[float],
@@ -249,7 +256,9 @@ def _explore_plot(doc: dict, path: Path) -> None:
         "global": "rep + global task queue",
     }
     for rep in api.REPLICATIONS:
-        pts = sorted((p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep and p["speedup"] is not None)
+        pts = sorted(
+            (p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep and p["speedup"] is not None
+        )
         if pts:
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=labels[rep])
     ax.set_xlabel("PEs")
@@ -306,21 +315,28 @@ def register(app: typer.Typer) -> None:
             sim["arrivals"] = arrivals.value
         if time_scale is not None:
             sim["time_scale"] = time_scale
-        r = api.simulate(
-            application,
-            inter_arrival_cycles=inter_arrival,
-            arch=arch,
-            arch_set=arch_set,
-            pes=pes,
-            replication=_v(replication),
-            packets=packets,
-            trace=trace,
-            seed=seed,
-            mapper=_v(mapper),
-            subset_size=subset_size,
-            sim=sim,
-            destinations=_v(destinations),
-        )
+        with _ui.progress("simulate", "packets") as prog:
+
+            def progress(done: int, total: int) -> None:
+                prog.update(done, total or None)
+
+            r = api.simulate(
+                application,
+                inter_arrival_cycles=inter_arrival,
+                arch=arch,
+                arch_set=arch_set,
+                pes=pes,
+                replication=_v(replication),
+                packets=packets,
+                trace=trace,
+                seed=seed,
+                mapper=_v(mapper),
+                subset_size=subset_size,
+                sim=sim,
+                destinations=_v(destinations),
+                progress=progress,
+            )
+            prog.update(r["injected"], r["injected"], "done")
         if as_json:
             emit_json(r)
         else:
@@ -341,7 +357,9 @@ def register(app: typer.Typer) -> None:
         tolerance: ToleranceOpt = None,
         precision: PrecisionOpt = None,
         zero_drop: Optional[bool] = typer.Option(
-            None, "--zero-drop/--allow-drops", help="Also require no packet dropped in the window. Default: drops allowed.",
+            None,
+            "--zero-drop/--allow-drops",
+            help="Also require no packet dropped in the window. Default: drops allowed.",
             show_default=False,
         ),
         mapper: MapperOpt = None,
@@ -518,7 +536,9 @@ def register(app: typer.Typer) -> None:
         precision: PrecisionOpt = None,
         no_bottleneck: bool = typer.Option(False, "--no-bottleneck", help="Skip the S/B/M ranking at each point."),
         threshold: Optional[float] = typer.Option(
-            None, "--threshold", help="Smallest S/B/M gain (a factor, at least 1) that counts as a limit. Default: 1.05."
+            None,
+            "--threshold",
+            help="Smallest S/B/M gain (a factor, at least 1) that counts as a limit. Default: 1.05.",
         ),
         as_json: JsonOpt = False,
         plot: Optional[Path] = typer.Option(

@@ -28,9 +28,7 @@ def map_cmd(
         metavar="APP",
         help="Built-in app (l3switch, mpls, firewall, ...), Click file, or PPF graph (.toml/.json).",
     ),
-    arch: Optional[str] = typer.Option(
-        None, "--arch", help="Network-processor preset or TOML file. Default: ixp2400."
-    ),
+    arch: Optional[str] = typer.Option(None, "--arch", help="Network-processor preset or TOML file. Default: ixp2400."),
     arch_set: Optional[List[str]] = typer.Option(
         None,
         "--set",
@@ -46,7 +44,9 @@ def map_cmd(
         "(exhaustive, up to 14 PPFs).",
     ),
     engines: Optional[int] = typer.Option(
-        None, "--engines", help="MicroEngines for the application (1 to 4096). Default: all the architecture leaves to it."
+        None,
+        "--engines",
+        help="MicroEngines for the application (1 to 4096). Default: all the architecture leaves to it.",
     ),
     packets: Optional[int] = typer.Option(
         None, "--packets", help="Synthetic packets of the functional run (Click apps). Default: 2,000."
@@ -58,7 +58,9 @@ def map_cmd(
     packet_bytes: Optional[float] = typer.Option(
         None, "--packet-bytes", help="Packet size for the Gb/s figures, bytes. Default: the mean size of the run."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with the settings used) instead of a table."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON document (with the settings used) instead of a table."
+    ),
     dot: Optional[Path] = typer.Option(
         None, "--dot", help="Write the partitioned graph as Graphviz DOT to this file ('-' for stdout)."
     ),

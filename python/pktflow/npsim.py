@@ -225,16 +225,19 @@ def simulate(
     sim: Optional[dict] = None,
     destinations: Optional[Union[str, Destinations]] = None,
     warmup_packets: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> dict:
     """One simulation at a fixed packet inter-arrival time (PE cycles). Parameters left at None
-    take the Rust defaults (docs/npsim.md); the result's ``settings`` lists them all."""
+    take the Rust defaults (docs/npsim.md); the result's ``settings`` lists them all.
+    ``progress(packets_injected, packets_expected)`` is called now and then (expected 0:
+    unknown, a trace file)."""
     s = dict(sim or {})
     if inter_arrival_cycles is not None:
         s["inter_arrival_cycles"] = inter_arrival_cycles
     if warmup_packets is not None:
         s["warmup_packets"] = warmup_packets
     req = _request(app, arch, arch_set, pes, replication, packets, trace, seed, subset_size, mapper, destinations, s)
-    return json.loads(_core.simulate(req))
+    return json.loads(_core.simulate(req, progress))
 
 
 def maxrate(

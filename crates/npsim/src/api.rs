@@ -240,9 +240,23 @@ fn mapping_json(p: &Prepared, log: &MapperLog) -> serde_json::Value {
 
 /// One run at `sim.inter_arrival_cycles`: the [`crate::SimReport`] as JSON.
 pub fn simulate_json(request: &str) -> Result<String, String> {
+    simulate_json_with(request, &mut |_, _| {})
+}
+
+/// [`simulate_json`] calling `progress(packets_injected, packets_expected)` now and then
+/// (`packets_expected`: the synthetic packet count, or 0 when a trace file sets it).
+pub fn simulate_json_with(
+    request: &str,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<String, String> {
     let r = parse(request)?;
     let (p, log, _) = prepare(&r)?;
-    let rep = p.simulate(&r.sim)?;
+    let expected = match (&r.spec.trace, r.sim.packets) {
+        (_, n) if n > 0 => n,
+        (None, _) => r.spec.packets,
+        (Some(_), _) => 0,
+    };
+    let rep = p.simulate_mapping_with(&p.mapping, &r.sim, &mut |k| progress(k, expected))?;
     let mut v = serde_json::to_value(&rep).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
     v["mapping"] = mapping_json(&p, &log);

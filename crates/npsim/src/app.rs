@@ -394,10 +394,28 @@ impl Prepared {
         mapping: &Mapping,
         cfg: &SimConfig,
     ) -> Result<SimReport, String> {
+        self.simulate_mapping_with(mapping, cfg, &mut |_| {})
+    }
+
+    /// [`Prepared::simulate_mapping`] calling `progress(packets_injected)` now and then.
+    pub fn simulate_mapping_with(
+        &self,
+        mapping: &Mapping,
+        cfg: &SimConfig,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<SimReport, String> {
         let dir = OutDir::new(self.writes_files)?;
         let (pes, mapping) = self.machine_for(mapping, &cfg.ideal);
         let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
-        let r = crate::simulate(&self.arch, pes, &mapping, self.names.clone(), cfg, &mut run);
+        let r = crate::simulate_with(
+            &self.arch,
+            pes,
+            &mapping,
+            self.names.clone(),
+            cfg,
+            &mut run,
+            progress,
+        );
         drop(run);
         r
     }

@@ -672,7 +672,16 @@ impl Sim {
     }
 
     /// Run until the source ends (or `cfg.packets` are injected) and every packet has left.
-    pub fn run(mut self, src: &mut dyn TraceSource) -> Result<SimReport, String> {
+    pub fn run(self, src: &mut dyn TraceSource) -> Result<SimReport, String> {
+        self.run_with(src, &mut |_| {})
+    }
+
+    /// [`Sim::run`] calling `progress(packets_injected)` every 65,536 events.
+    pub fn run_with(
+        mut self,
+        src: &mut dyn TraceSource,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<SimReport, String> {
         let wall = Instant::now();
         self.push(0, Kind::Arrive, 0);
         while let Some(ev) = self.heap.pop() {
@@ -681,6 +690,9 @@ impl Sim {
             self.events += 1;
             if self.events & 0xfff == 0 {
                 pktflow_model::cancel::check().map_err(|e| e.to_string())?;
+                if self.events & 0xffff == 0 {
+                    progress(self.injected);
+                }
             }
             match ev.kind {
                 Kind::Arrive => self.arrive(src)?,

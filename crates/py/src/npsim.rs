@@ -4,12 +4,24 @@
 use crate::{run_cancellable, PktflowError};
 use pyo3::prelude::*;
 
-/// One simulation at a fixed inter-arrival time.
+/// One simulation at a fixed inter-arrival time. `progress`, if given, is called as
+/// `progress(packets_injected, packets_expected)` now and then (expected 0: unknown).
 #[pyfunction]
-fn simulate(py: Python<'_>, request: &str) -> PyResult<String> {
+#[pyo3(signature = (request, progress=None))]
+fn simulate(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let r = request.to_string();
-    run_cancellable(py, move || pktflow_npsim::api::simulate_json(&r))?
-        .map_err(PktflowError::new_err)
+    run_cancellable(py, move || {
+        pktflow_npsim::api::simulate_json_with(&r, &mut |done, total| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (done, total)) {
+                        e.print(py);
+                    }
+                });
+            }
+        })
+    })?
+    .map_err(PktflowError::new_err)
 }
 
 /// Maximum sustainable rate by bisection. `progress`, if given, is called as
