@@ -270,11 +270,13 @@ def test_arch_show_with_overrides_prints_toml_values_and_units(capsys):
     code, out, err = run_main(capsys, "arch", "show", "npire", "--set", "np.hardware_contexts_per_pe=4")
     assert code == 0, err
     row = next(ln for ln in out.splitlines() if "np.hardware_contexts_per_pe" in ln)
-    assert " 4 " in row and "contexts" in row
+    assert " 4 " in row and "contexts per PE" in row
     assert "True" not in out and "None" not in out
     assert '"dram"' in out
     row = next(ln for ln in out.splitlines() if "np.pe_frequency_mhz" in ln)
     assert "MHz" in row
+    row = next(ln for ln in out.splitlines() if "storage.dram.private_per_pe" in ln)
+    assert "false" in row and "per PE" not in row
     code, out, err = run_main(capsys, "arch", "show", "ixp2400")
     assert "true" in out or "false" in out  # TOML booleans
     assert "True" not in out and "False" not in out
@@ -436,3 +438,15 @@ def test_interrupted_explore_prints_its_finished_points_then_interrupted(capsys,
     assert code == 130
     assert "interrupted: finished points only" in out and "1 points" in out
     assert err.strip().splitlines()[-1] == "interrupted"
+
+
+def test_map_api_equals_cli_and_records_its_settings(capsys):
+    code, out, err = run_main(capsys, "map", "mpls", "--engines", "2", "--packets", "300", "--json")
+    assert code == 0, err
+    cli = json.loads(out)
+    s = cli["settings"]
+    assert (s["mapper"], s["arch"], s["seed"], s["packets"], s["engines"]) == ("tdpm-refine", "ixp2400", 1, 300, 2)
+    assert s["architecture"]["params"]["np"]["pe_count"] == 8
+    assert "mapper_seconds" in cli["timing"] and "mapper_seconds" not in cli
+    py = tdpm.map_app("mpls", engines=2, packets=300)
+    assert strip_volatile({**cli, "run": None}) == strip_volatile(py)

@@ -18,6 +18,12 @@ arch_app = typer.Typer(help="Architecture presets (TOML, every parameter with it
 
 # Units by the ending of a parameter's name (the names carry their unit).
 _UNITS = (
+    ("_flits_per_cycle", "flits per cycle"),
+    ("contexts_per_pe", "contexts per PE"),
+    ("loads_per_context", "loads per context"),
+    ("_bytes_per_core", "bytes per core"),
+    ("_bytes_shared", "bytes"),
+    ("cycles_per_instruction", "cycles per instruction"),
     ("_cycles", "cycles"),
     ("_mhz", "MHz"),
     ("_bytes", "bytes"),
@@ -48,8 +54,10 @@ _UNITS = (
 )
 
 
-def unit_of(key: str) -> str:
-    """The unit of a parameter, from its name ("" when it has none: a name or a choice)."""
+def unit_of(key: str, value: Any = None) -> str:
+    """The unit of a parameter, from its name ("" when it has none: a name, a choice, a flag)."""
+    if isinstance(value, (bool, str)):
+        return ""
     last = key.rsplit(".", 1)[-1]
     for suffix, unit in _UNITS:
         if last.endswith(suffix):
@@ -115,7 +123,7 @@ def arch_show(
             for k, x in v.items():
                 walk(f"{prefix}.{k}" if prefix else k, x)
         elif v is not None:
-            t.add_row(escape(prefix), escape(toml_value(v)), unit_of(prefix))
+            t.add_row(escape(prefix), escape(toml_value(v)), unit_of(prefix, v))
 
     walk("", a["params"])
     console.print(t)
