@@ -1,8 +1,8 @@
-"""Throughput-driven partitioning and mapping (issue 5, seed 001 ``001_50c9ec885c831f52.txt``).
+"""Throughput-driven partitioning and mapping (the TDPM paper; citation in docs/sources.md).
 
 Group an application's packet-processing functions into tasks, duplicate tasks over the
 MicroEngines of a network processor and put non-critical tasks on the XScale core, guided by the
-throughput cost model of section 4.2. The work is done in Rust (``crates/tdpm``); see
+throughput cost model of the paper (section 4.2). The work is done in Rust (``crates/tdpm``); see
 ``docs/tdpm.md``.
 
 Example::
