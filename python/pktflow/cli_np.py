@@ -1,44 +1,60 @@
-"""``pktflow simulate``, ``maxrate`` and ``bottleneck``: the network-processor timing simulator.
+"""``pktflow simulate``, ``maxrate``, ``bottleneck`` and ``explore``: the network-processor timing
+simulator.
 
-Wired into the main CLI by ``pktflow.cli`` through ``register(app)``. See docs/npsim.md.
+Wired into the main CLI by ``pktflow.cli`` through ``register(app)``. See docs/npsim.md. Options
+left unset are not sent: the defaults live in Rust, and every JSON result records the settings
+it resolved under ``"settings"``.
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pktflow import PktflowError
+from pktflow import PktflowError, _ui
 from pktflow import npsim as api
+from pktflow._ui import console, emit_json
+from pktflow.npsim import Arrivals, Destinations, LockRelease, Mapper, Replication, Scheduling
 
-console = Console()
-err = Console(stderr=True)
+APP_HELP = "Built-in application (router, nat, router64, l3switch, mpls, firewall) or a Click configuration file."
 
-APP_HELP = "Built-in application (router, nat, router64) or a Click configuration file."
-
-
-def _emit_json(doc) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2))
-    sys.stdout.write("\n")
+IDEAL_WORDS = (
+    "I: infinite PEs (every task on PEs of its own); Z: instructions take no time; "
+    "S: no synchronization (no critical sections); B: perfect bus pipelining (1-cycle bus "
+    "occupancy); M: memories with 1-cycle occupancy."
+)
 
 
-def _check_rep(replication: str) -> str:
-    if replication not in api.REPLICATIONS:
-        raise PktflowError(f"--replication must be one of {', '.join(api.REPLICATIONS)}, got {replication!r}")
-    return replication
+def interruptible(fn):
+    """Ctrl-C inside a command becomes :class:`pktflow._ui.Interrupted`, so the main CLI prints
+    ``interrupted`` and exits 130 (click would otherwise turn the KeyboardInterrupt into a silent
+    exit code)."""
+    import functools
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise _ui.Interrupted() from None
+
+    return run
+
+
+def _v(x):
+    """An Enum option's value (None stays None)."""
+    return None if x is None else x.value
 
 
 def _print_report(r: dict) -> None:
     w = r["window"]
+    spec = r.get("spec", {})
     console.print(
-        f"[bold]{r['spec']['app']}[/bold] on {r['pe_count']} PEs ({r['spec']['replication']}): "
+        f"[bold]{escape(str(spec.get('app', '')))}[/bold] on {r['pe_count']} PEs ({spec.get('replication', '')}): "
         f"offered {r['offered_packets_per_second']:,.0f} packets/s, delivered "
         f"{r['throughput_packets_per_second']:,.0f} packets/s ({r['throughput_gbps']:.3f} Gb/s)"
     )
@@ -85,55 +101,123 @@ def _print_report(r: dict) -> None:
         console.print(f"NP drop: {escape(k)}: {n}")
 
 
-MAPPER_HELP = "Task mapper (seed 000 section 3.1): round-robin, greedy, greedy+replicate or anneal."
+MAPPER_HELP = (
+    "How tasks are assigned to PEs: round-robin, greedy (balance measured loads), "
+    "greedy+replicate (then replicate the busiest tasks while the rate improves) or anneal "
+    "(then simulated annealing on a coarse model). Default: round-robin; explore: greedy+replicate."
+)
 
-# Options shared by simulate, maxrate, bottleneck and explore (declared once).
-AppArg = Annotated[str, typer.Argument(help=APP_HELP)]
-ArchOpt = Annotated[str, typer.Option("--arch", help="Architecture preset or TOML file.")]
-PesOpt = Annotated[Optional[int], typer.Option("--pes", help="PEs (default: the preset's).")]
-RepOpt = Annotated[str, typer.Option("--replication", help="none|pe|subset|global")]
-TraceOpt = Annotated[Optional[str], typer.Option("--trace", help="pcap/pcapng file.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed of the synthetic trace.")]
-MapperOpt = Annotated[str, typer.Option("--mapper", help=MAPPER_HELP)]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document.")]
+# Options shared by simulate, maxrate, bottleneck and explore (declared once). None = not set:
+# the simulator's own default applies (docs/npsim.md lists them).
+AppArg = Annotated[Optional[str], typer.Argument(help=APP_HELP + " Default: router.", show_default=False)]
+ArchOpt = Annotated[
+    Optional[str], typer.Option("--arch", help="Architecture preset (npire, ixp2400) or TOML file. Default: npire.")
+]
+SetOpt = Annotated[
+    Optional[List[str]],
+    typer.Option(
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override one architecture parameter, value in TOML syntax (e.g. np.hardware_contexts_per_pe=4, "
+        "memory_map.stack='\"sram\"'); repeatable.",
+    ),
+]
+PesOpt = Annotated[
+    Optional[int], typer.Option("--pes", help="Processing elements (1 to 4096). Default: the architecture's.")
+]
+RepOpt = Annotated[
+    Optional[Replication],
+    typer.Option(
+        "--replication",
+        help="Where task replicas may run: none, pe (its PE's contexts), subset (a group of PEs) or "
+        "global (every processing PE). Default: global.",
+    ),
+]
+PacketsOpt = Annotated[
+    Optional[int], typer.Option("--packets", help="Synthetic packets per simulation. Default: 20,000 (explore: 2,000).")
+]
+WarmupOpt = Annotated[
+    Optional[int],
+    typer.Option("--warmup", help="Packets before the measurement window opens. Default: a fifth of --packets."),
+]
+TraceOpt = Annotated[
+    Optional[str], typer.Option("--trace", help="Packets from this pcap/pcapng file instead of synthetic ones.")
+]
+SeedOpt = Annotated[Optional[int], typer.Option("--seed", help="Seed of the synthetic packets. Default: 1.")]
+MapperOpt = Annotated[Optional[Mapper], typer.Option("--mapper", help=MAPPER_HELP)]
+SubsetOpt = Annotated[
+    Optional[int], typer.Option("--subset-size", help="PEs per group for subset replication. Default: 4.")
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print one JSON document (with the settings used) instead of tables.")
+]
 SchedOpt = Annotated[
-    str,
+    Optional[Scheduling],
     typer.Option(
         "--scheduling",
-        help="fifo (seed 000: one queue per PE, head-of-line blocking) or first-eligible.",
+        help="How a PE picks its next task: fifo (one queue per PE, the head blocks the rest; the NPIRE "
+        "paper's) or first-eligible (the oldest task that may start). Default: fifo.",
     ),
 ]
 ReleaseOpt = Annotated[
-    str,
+    Optional[LockRelease],
     typer.Option(
         "--lock-release",
-        help="after-completion (a section waits for its accesses) or after-issue (optimistic).",
+        help="When a critical section releases its lock: after-completion (once its memory accesses "
+        "complete) or after-issue (as soon as they are issued; optimistic). Default: after-completion.",
     ),
 ]
 WideOpt = Annotated[
-    bool,
-    typer.Option("--wide-accesses", help="One request per traced access (locality transformation)."),
+    Optional[bool],
+    typer.Option(
+        "--wide-accesses/--word-accesses",
+        help="One memory request per traced access (wide) or one per 32-bit word. Default: word accesses.",
+        show_default=False,
+    ),
 ]
 DestOpt = Annotated[
-    str,
-    typer.Option("--destinations", help="Synthetic destinations: zipf, uniform, address-space or per-port."),
+    Optional[Destinations],
+    typer.Option(
+        "--destinations",
+        help="How synthetic packets' destinations are drawn from the routes: zipf, uniform, "
+        "address-space or per-port (every output port equally). Default: zipf.",
+    ),
+]
+ToleranceOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--tolerance", help="Keep-up tolerance: departures may fall this share short of arrivals. Default: 0.02."
+    ),
+]
+PrecisionOpt = Annotated[
+    Optional[float],
+    typer.Option("--precision", help="Stop the search when the rate is known to this relative width. Default: 0.01."),
 ]
 
 
-def _check_mapper(mapper: str) -> str:
-    if mapper not in api.MAPPERS:
-        raise PktflowError(f"--mapper must be one of {', '.join(api.MAPPERS)}, got {mapper!r}")
-    return mapper
+def _sim(scheduling, lock_release, wide_accesses, warmup=None) -> dict:
+    s = api.model_options(_v(scheduling), _v(lock_release), wide_accesses)
+    if warmup is not None:
+        s["warmup_packets"] = warmup
+    return s
+
+
+def _search(tolerance=None, precision=None, zero_drop=None) -> dict:
+    s = {"tolerance": tolerance, "precision": precision, "zero_drop": zero_drop}
+    return {k: v for k, v in s.items() if v is not None}
 
 
 def _explore_table(doc: dict) -> Table:
+    base = doc.get("baseline_packets_per_second")
+    base_txt = f"{base:,.0f} packets/s" if base is not None else "not measured"
     t = Table(
         title=f"{doc['app']} on {doc['arch']} ({doc['mapper']} mapping): maximum sustainable rate; "
-        f"speedup over {doc['baseline_pes']} PEs with no replication "
-        f"({doc['baseline_packets_per_second']:,.0f} packets/s)"
+        f"speedup over {doc['baseline_pes']} PEs with no replication ({base_txt})"
+        + (" (interrupted: finished points only)" if doc.get("interrupted") else "")
     )
     for c in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
         t.add_column(c, justify="right" if c not in ("replication", "limited by") else "left", no_wrap=True)
+    threshold = doc.get("settings", {}).get("explore", {}).get("threshold", 1.05)
     for p in doc["points"]:
         b = p.get("bottleneck")
         t.add_row(
@@ -141,10 +225,10 @@ def _explore_table(doc: dict) -> Table:
             p["replication"],
             f"{p['packets_per_second']:,.0f}",
             f"{p['gbps']:.3f}",
-            f"{p['speedup']:.2f}x",
+            f"{p['speedup']:.2f}x" if p.get("speedup") is not None else "-",
             f"{p['mean_pe_busy']:.2f}",
             str(len(p["replicated"])),
-            _short_bottleneck(b, doc.get("threshold", 1.05)) if b else "-",
+            _short_bottleneck(b, threshold) if b else "-",
         )
     return t
 
@@ -158,13 +242,12 @@ def _short_bottleneck(b: dict, threshold: float) -> str:
     return ", ".join(f"{names[k]} ({k} {g:.2f}x)" for g, k in lim)
 
 
-def _explore_plot(doc: dict, path: str) -> None:
+def _explore_plot(doc: dict, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     labels = {
         "none": "no transformation",
@@ -173,7 +256,9 @@ def _explore_plot(doc: dict, path: str) -> None:
         "global": "rep + global task queue",
     }
     for rep in api.REPLICATIONS:
-        pts = sorted((p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep)
+        pts = sorted(
+            (p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep and p["speedup"] is not None
+        )
         if pts:
             ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=labels[rep])
     ax.set_xlabel("PEs")
@@ -182,100 +267,138 @@ def _explore_plot(doc: dict, path: str) -> None:
     ax.grid(True, alpha=0.3)
     ax.legend()
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with _ui.atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format="png")
     plt.close(fig)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("simulate")
+    @interruptible
     def simulate_cmd(
-        application: AppArg = "router",
+        application: AppArg = None,
         inter_arrival: Optional[float] = typer.Option(
-            None, "--inter-arrival", help="Packet inter-arrival time, PE cycles (required unless --arrivals recorded)."
+            None,
+            "--inter-arrival",
+            help="Cycles between packet arrivals, PE cycles (required unless --arrivals recorded).",
         ),
-        arrivals: str = typer.Option(
-            "fixed", "--arrivals", help="fixed (every --inter-arrival cycles) or recorded (the trace's timestamps)."
+        arrivals: Optional[Arrivals] = typer.Option(
+            None,
+            "--arrivals",
+            help="When packets arrive: fixed (every --inter-arrival cycles) or recorded (the trace's "
+            "timestamps). Default: fixed.",
         ),
-        time_scale: float = typer.Option(
-            1.0, "--time-scale", help="Recorded arrivals: factor on the gaps (0.5 replays twice as fast)."
+        time_scale: Optional[float] = typer.Option(
+            None, "--time-scale", help="Recorded arrivals: factor on the gaps (0.5 replays twice as fast). Default: 1."
         ),
-        arch: ArchOpt = "npire",
+        arch: ArchOpt = None,
+        arch_set: SetOpt = None,
         pes: PesOpt = None,
-        replication: RepOpt = "global",
-        packets: int = typer.Option(20_000, "--packets", help="Synthetic packets."),
+        replication: RepOpt = None,
+        packets: PacketsOpt = None,
+        warmup: WarmupOpt = None,
         trace: TraceOpt = None,
-        seed: SeedOpt = 1,
-        mapper: MapperOpt = "round-robin",
-        scheduling: SchedOpt = "fifo",
-        lock_release: ReleaseOpt = "after-completion",
-        wide_accesses: WideOpt = False,
-        destinations: DestOpt = "zipf",
+        seed: SeedOpt = None,
+        mapper: MapperOpt = None,
+        subset_size: SubsetOpt = None,
+        scheduling: SchedOpt = None,
+        lock_release: ReleaseOpt = None,
+        wide_accesses: WideOpt = None,
+        destinations: DestOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """One timing simulation of APP on a network processor at a fixed packet rate (or as recorded)."""
-        if arrivals not in ("fixed", "recorded"):
-            raise PktflowError(f"--arrivals must be fixed or recorded, got {arrivals!r}")
-        if arrivals == "fixed" and inter_arrival is None:
+        if arrivals != Arrivals.recorded and inter_arrival is None:
             raise PktflowError("--inter-arrival CYCLES is required (or use --arrivals recorded)")
-        sim = api.model_options(scheduling, lock_release, wide_accesses)
-        sim.update(arrivals=arrivals, time_scale=time_scale)
-        r = api.simulate(
-            application,
-            inter_arrival_cycles=inter_arrival if inter_arrival is not None else 1000.0,
-            arch=arch,
-            pes=pes,
-            replication=_check_rep(replication),
-            packets=packets,
-            trace=trace,
-            seed=seed,
-            mapper=_check_mapper(mapper),
-            sim=sim,
-            destinations=destinations,
-        )
+        sim = _sim(scheduling, lock_release, wide_accesses, warmup)
+        if arrivals is not None:
+            sim["arrivals"] = arrivals.value
+        if time_scale is not None:
+            sim["time_scale"] = time_scale
+        with _ui.progress("simulate", "packets") as prog:
+
+            def progress(done: int, total: int) -> None:
+                prog.update(done, total or None)
+
+            r = api.simulate(
+                application,
+                inter_arrival_cycles=inter_arrival,
+                arch=arch,
+                arch_set=arch_set,
+                pes=pes,
+                replication=_v(replication),
+                packets=packets,
+                trace=trace,
+                seed=seed,
+                mapper=_v(mapper),
+                subset_size=subset_size,
+                sim=sim,
+                destinations=_v(destinations),
+                progress=progress,
+            )
+            prog.update(r["injected"], r["injected"], "done")
         if as_json:
-            _emit_json(r)
+            emit_json(r)
         else:
             _print_report(r)
 
     @app.command("maxrate")
+    @interruptible
     def maxrate_cmd(
-        application: AppArg = "router",
-        arch: ArchOpt = "npire",
+        application: AppArg = None,
+        arch: ArchOpt = None,
+        arch_set: SetOpt = None,
         pes: PesOpt = None,
-        replication: RepOpt = "global",
-        packets: int = typer.Option(20_000, "--packets", help="Synthetic packets per simulation."),
+        replication: RepOpt = None,
+        packets: PacketsOpt = None,
+        warmup: WarmupOpt = None,
         trace: TraceOpt = None,
-        seed: SeedOpt = 1,
-        tolerance: float = typer.Option(0.02, "--tolerance", help="Keep-up tolerance (relative)."),
-        precision: float = typer.Option(0.01, "--precision", help="Bracket width (relative)."),
-        zero_drop: bool = typer.Option(False, "--zero-drop", help="Also require no drop in the window."),
-        mapper: MapperOpt = "round-robin",
-        scheduling: SchedOpt = "fifo",
-        lock_release: ReleaseOpt = "after-completion",
-        wide_accesses: WideOpt = False,
-        destinations: DestOpt = "zipf",
+        seed: SeedOpt = None,
+        tolerance: ToleranceOpt = None,
+        precision: PrecisionOpt = None,
+        zero_drop: Optional[bool] = typer.Option(
+            None,
+            "--zero-drop/--allow-drops",
+            help="Also require no packet dropped in the window. Default: drops allowed.",
+            show_default=False,
+        ),
+        mapper: MapperOpt = None,
+        subset_size: SubsetOpt = None,
+        scheduling: SchedOpt = None,
+        lock_release: ReleaseOpt = None,
+        wide_accesses: WideOpt = None,
+        destinations: DestOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Maximum sustainable packet rate of APP (bisection over the inter-arrival time)."""
-        m = api.maxrate(
-            application,
-            arch=arch,
-            pes=pes,
-            replication=_check_rep(replication),
-            packets=packets,
-            trace=trace,
-            seed=seed,
-            mapper=_check_mapper(mapper),
-            sim=api.model_options(scheduling, lock_release, wide_accesses),
-            destinations=destinations,
-            search={"tolerance": tolerance, "precision": precision, "zero_drop": zero_drop},
-        )
+        with _ui.progress("maxrate", "simulations") as prog:
+
+            def progress(done: int, total: int, ia: float) -> None:
+                prog.update(done, total, f"inter-arrival {ia:,.1f} cycles")
+
+            m = api.maxrate(
+                application,
+                arch=arch,
+                arch_set=arch_set,
+                pes=pes,
+                replication=_v(replication),
+                packets=packets,
+                trace=trace,
+                seed=seed,
+                mapper=_v(mapper),
+                subset_size=subset_size,
+                sim=_sim(scheduling, lock_release, wide_accesses, warmup),
+                destinations=_v(destinations),
+                search=_search(tolerance, precision, zero_drop),
+                progress=progress,
+            )
+            prog.update(len(m["probes"]), len(m["probes"]), "done")
         if as_json:
-            _emit_json(m)
+            emit_json(m)
             return
         lo, hi = m["bracket"]["inter_arrival_cycles"]
         console.print(
-            f"[bold]{m['spec']['app']}[/bold] on {m['report']['pe_count']} PEs "
+            f"[bold]{escape(m['spec']['app'])}[/bold] on {m['report']['pe_count']} PEs "
             f"({m['spec']['replication']}): {m['packets_per_second']:,.0f} packets/s = "
             f"{m['gbps']:.3f} Gb/s at {m['mean_wire_bytes']:.0f} B/packet; inter-arrival "
             f"bracket [{lo:.2f}, {hi:.2f}] cycles after {len(m['probes'])} simulations"
@@ -283,80 +406,79 @@ def register(app: typer.Typer) -> None:
         _print_report(m["report"])
 
     @app.command("bottleneck")
+    @interruptible
     def bottleneck_cmd(
-        application: AppArg = "router",
-        arch: ArchOpt = "npire",
+        application: AppArg = None,
+        arch: ArchOpt = None,
+        arch_set: SetOpt = None,
         pes: PesOpt = None,
-        replication: RepOpt = "global",
-        packets: int = typer.Option(20_000, "--packets", help="Synthetic packets per simulation."),
+        replication: RepOpt = None,
+        packets: PacketsOpt = None,
+        warmup: WarmupOpt = None,
         trace: TraceOpt = None,
-        seed: SeedOpt = 1,
+        seed: SeedOpt = None,
         ideal: Optional[str] = typer.Option(
             None,
             "--ideal",
-            help="More combinations to run, comma-separated Figure 8 letters (e.g. SB,IS).",
+            help="More combinations to run, comma-separated letters (e.g. SB,IS). " + IDEAL_WORDS,
         ),
-        no_chain: bool = typer.Option(False, "--no-chain", help="Skip Figure 8's chain I, IZ, IZS, IZSB, IZSBM."),
-        threshold: float = typer.Option(1.05, "--threshold", help="Smallest gain (factor) that counts as a limit."),
-        mapper: MapperOpt = "round-robin",
-        scheduling: SchedOpt = "fifo",
-        lock_release: ReleaseOpt = "after-completion",
-        wide_accesses: WideOpt = False,
-        destinations: DestOpt = "zipf",
+        no_chain: bool = typer.Option(
+            False, "--no-chain", help="Skip the cumulative chain I, IZ, IZS, IZSB, IZSBM (Figure 8 of the NPIRE paper)."
+        ),
+        threshold: Optional[float] = typer.Option(
+            None, "--threshold", help="Smallest gain (a factor, at least 1) that counts as a limit. Default: 1.05."
+        ),
+        tolerance: ToleranceOpt = None,
+        precision: PrecisionOpt = None,
+        mapper: MapperOpt = None,
+        subset_size: SubsetOpt = None,
+        scheduling: SchedOpt = None,
+        lock_release: ReleaseOpt = None,
+        wide_accesses: WideOpt = None,
+        destinations: DestOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
-        """What limits APP's throughput: maximum rates with resources idealized (seed 000 Fig. 8).
+        """What limits APP's throughput: maximum rates with resources idealized (Figure 8 of the
+        NPIRE paper).
 
-        I infinite PEs, Z zero-cycle instructions, S no synchronization, B perfect bus
-        pipelining, M memories with 1-cycle unpipelined time.
+        I: infinite PEs (every task on PEs of its own). Z: instructions take no time. S: no
+        synchronization (no critical sections). B: perfect bus pipelining. M: memories with
+        1-cycle occupancy.
         """
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
         extra = [x.strip() for x in ideal.split(",") if x.strip()] if ideal else []
         # baseline + 5 alone + 4 with the top one + the chain's new ones (IZ..IZSBM) + extra
         total = 10 + (0 if no_chain else 4) + len(extra)
-        with Progress(
-            TextColumn("[bold]bottleneck[/bold] {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-            disable=as_json and not err.is_terminal,
-        ) as prog:
-            task = prog.add_task("baseline", total=total)
+        with _ui.progress("bottleneck", "searches", total) as prog:
 
             def progress(done: int, label: str) -> None:
-                prog.update(task, completed=done, description=f"max rate with {label}")
+                prog.update(done, max(total, done + 1), f"maximum rate with {label}")
 
             b = api.bottleneck(
                 application,
                 arch=arch,
+                arch_set=arch_set,
                 pes=pes,
-                replication=_check_rep(replication),
+                replication=_v(replication),
                 packets=packets,
                 trace=trace,
                 seed=seed,
-                chain=not no_chain,
+                chain=False if no_chain else None,
                 extra=extra,
                 threshold=threshold,
-                mapper=_check_mapper(mapper),
-                sim=api.model_options(scheduling, lock_release, wide_accesses),
-                destinations=destinations,
+                mapper=_v(mapper),
+                subset_size=subset_size,
+                sim=_sim(scheduling, lock_release, wide_accesses, warmup),
+                search=_search(tolerance, precision),
+                destinations=_v(destinations),
                 progress=progress,
             )
+            prog.update(len(b["runs"]), len(b["runs"]), "done")
         if as_json:
-            _emit_json(b)
+            emit_json(b)
             return
         console.print(
-            f"[bold]{b['spec']['app']}[/bold] ({b['spec']['replication']}, "
-            f"{b['spec']['pes'] or 'preset'} PEs): baseline "
+            f"[bold]{escape(b['spec']['app'])}[/bold] ({b['spec']['replication']}, "
+            f"{b['settings']['pe_count']} PEs): baseline "
             f"{b['baseline_packets_per_second']:,.0f} packets/s ({b['baseline_gbps']:.3f} Gb/s)"
         )
         t = Table(title="idealized executions")
@@ -385,105 +507,111 @@ def register(app: typer.Typer) -> None:
         console.print(escape(b["summary"]))
 
     @app.command("explore")
+    @interruptible
     def explore_cmd(
-        application: AppArg = "router",
-        arch: ArchOpt = "npire",
-        pes: str = typer.Option(
-            "4:32:4", "--pes", help="PE counts: FIRST:LAST[:STEP] (step 4 by default) or a list 4,8,16."
+        application: AppArg = None,
+        arch: ArchOpt = None,
+        arch_set: SetOpt = None,
+        pes: Optional[str] = typer.Option(
+            None,
+            "--pes",
+            help="PE counts: FIRST:LAST[:STEP] (step 4 by default) or a list 4,8,16. Default: 4:32:4.",
         ),
-        replication: str = typer.Option(
-            "none,pe,subset,global", "--replication", help="Comma-separated scopes: none, pe, subset, global."
+        replication: Optional[str] = typer.Option(
+            None,
+            "--replication",
+            help="Comma-separated replication scopes, each none, pe, subset or global. Default: all four.",
         ),
-        mapper: str = typer.Option("greedy+replicate", "--mapper", help=MAPPER_HELP),
-        scheduling: SchedOpt = "fifo",
-        lock_release: ReleaseOpt = "after-completion",
-        wide_accesses: WideOpt = False,
-        destinations: DestOpt = "zipf",
-        packets: int = typer.Option(2_000, "--packets", help="Synthetic packets per simulation."),
+        mapper: MapperOpt = None,
+        scheduling: SchedOpt = None,
+        lock_release: ReleaseOpt = None,
+        wide_accesses: WideOpt = None,
+        destinations: DestOpt = None,
+        packets: PacketsOpt = None,
+        warmup: WarmupOpt = None,
         trace: TraceOpt = None,
-        seed: SeedOpt = 1,
-        subset_size: int = typer.Option(4, "--subset-size", help="PEs per group for subset replication."),
+        seed: SeedOpt = None,
+        subset_size: SubsetOpt = None,
+        tolerance: ToleranceOpt = None,
+        precision: PrecisionOpt = None,
         no_bottleneck: bool = typer.Option(False, "--no-bottleneck", help="Skip the S/B/M ranking at each point."),
-        threshold: float = typer.Option(
-            1.05, "--threshold", help="Smallest S/B/M gain (factor) that counts as a limit."
+        threshold: Optional[float] = typer.Option(
+            None,
+            "--threshold",
+            help="Smallest S/B/M gain (a factor, at least 1) that counts as a limit. Default: 1.05.",
         ),
         as_json: JsonOpt = False,
-        plot: Optional[str] = typer.Option(None, "--plot", help="Write speedup vs PEs (Figure 7 style) to this PNG."),
-        csv_path: Optional[str] = typer.Option(None, "--csv", help="Write one row per point to this CSV."),
+        plot: Optional[Path] = typer.Option(
+            None, "--plot", help="Write speedup against PEs (as Figure 7 of the NPIRE paper) to this PNG."
+        ),
+        csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write one row per point to this CSV file."),
     ) -> None:
-        """For each PE count and replication scope: the best mapping found, its maximum rate,
-        speedup over 4 PEs with no replication (seed 000 Figure 7) and what limits it."""
+        """For each PE count and replication scope: the mapping found, its maximum sustainable rate,
+        the speedup over 4 PEs with no replication (as Figure 7 of the NPIRE paper) and what limits it.
+
+        "limited by" names the resources whose idealization alone raises the rate by at least
+        --threshold: S (no synchronization: no critical sections), B (perfect bus pipelining:
+        1-cycle bus occupancy) and M (memories with 1-cycle occupancy). The other idealizations
+        of the bottleneck command are I (infinite PEs) and Z (instructions take no time).
+        """
         import time
 
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        reps = [r.strip() for r in replication.split(",") if r.strip()]
-        for r in reps:
-            _check_rep(r)
-        counts = api.parse_pes(pes)
+        plot = _ui.output_path(plot, "--plot")
+        csv_path = _ui.output_path(csv_path, "--csv")
+        reps = None
+        if replication is not None:
+            reps = [r.strip() for r in replication.split(",") if r.strip()]
+            allowed = [r.value for r in Replication]
+            for r in reps:
+                if r not in allowed:
+                    raise PktflowError(f"--replication: {r!r} is not one of {', '.join(allowed)}")
+        counts = api.parse_pes(pes) if pes is not None else None
         t0 = time.monotonic()
-        with Progress(
-            TextColumn("[bold]explore[/bold] {task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=err,
-            transient=True,
-            disable=as_json and not err.is_terminal,
-        ) as prog:
-            task = prog.add_task("step 1", total=None, rate="")
+        with _ui.progress("explore", "points") as prog:
 
             def progress(done: int, total: int, label: str) -> None:
-                el = time.monotonic() - t0
-                rate = f"{done / el:.2f} points/s" if done and el > 0 else ""
-                prog.update(task, total=total, completed=done, description=label, rate=rate)
+                prog.update(done, total, label)
 
             doc = api.explore(
                 application,
                 arch=arch,
+                arch_set=arch_set,
                 pes=counts,
                 replication=reps,
-                mapper=_check_mapper(mapper),
-                sim=api.model_options(scheduling, lock_release, wide_accesses),
-                destinations=destinations,
+                mapper=_v(mapper),
+                sim=_sim(scheduling, lock_release, wide_accesses, warmup),
+                search=_search(tolerance, precision),
+                destinations=_v(destinations),
                 packets=packets,
                 trace=trace,
                 seed=seed,
                 subset_size=subset_size,
-                bottleneck=not no_bottleneck,
+                bottleneck=False if no_bottleneck else None,
                 threshold=threshold,
                 progress=progress,
             )
         wall = time.monotonic() - t0
-        if csv_path:
+        if csv_path is not None and doc["points"]:
             import csv
 
             rows = api.explore_rows(doc)
-            Path(csv_path).parent.mkdir(parents=True, exist_ok=True)
-            with open(csv_path, "w", newline="") as f:
+            with _ui.atomic_write(csv_path, newline="") as f:
                 w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
                 w.writeheader()
                 w.writerows(rows)
-        if plot:
+        if plot is not None and doc["points"]:
             _explore_plot(doc, plot)
         if as_json:
-            _emit_json(doc)
-            return
-        console.print(_explore_table(doc))
-        for extra, what in ((csv_path, "CSV"), (plot, "plot")):
-            if extra:
-                console.print(f"{what}: {escape(extra)}")
-        console.print(
-            f"{len(doc['points'])} points, {sum(p['searches'] for p in doc['points'])} maximum-rate searches, "
-            f"{packets} packets per simulation; wall time {wall:.1f} s"
-        )
+            emit_json(doc)
+        else:
+            console.print(_explore_table(doc))
+            for extra, what in ((csv_path, "CSV"), (plot, "plot")):
+                if extra is not None and doc["points"]:
+                    console.print(f"{what}: {escape(str(extra))}")
+            per_sim = doc["settings"]["spec"]["packets"]
+            console.print(
+                f"{len(doc['points'])} points, {sum(p['searches'] for p in doc['points'])} maximum-rate searches, "
+                f"{per_sim:,} packets per simulation; wall time {wall:.1f} s"
+            )
+        if doc.get("interrupted"):
+            raise _ui.Interrupted()

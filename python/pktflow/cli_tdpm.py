@@ -1,58 +1,77 @@
 """``pktflow map`` (throughput-driven partitioning and mapping, crates/tdpm).
 
-Wired into the main CLI by ``pktflow.cli`` through ``register(app)``. See docs/tdpm.md.
+Wired into the main CLI by ``pktflow.cli`` through ``register(app)``. See docs/tdpm.md. Options
+left unset are not sent: the defaults live in Rust, and the JSON result records the settings it
+resolved under ``"settings"``.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from pktflow import tdpm
+from pktflow import _ui, tdpm
+from pktflow._ui import console, emit_json
+from pktflow.cli_np import interruptible
+from pktflow.tdpm import TdpmMapper
 
-console = Console()
 
-
+@interruptible
 def map_cmd(
     app_name: str = typer.Argument(
         ...,
         metavar="APP",
         help="Built-in app (l3switch, mpls, firewall, ...), Click file, or PPF graph (.toml/.json).",
     ),
-    arch: str = typer.Option("ixp2400", "--arch", help="Network-processor preset."),
-    mapper: Optional[str] = typer.Option(
+    arch: Optional[str] = typer.Option(None, "--arch", help="Network-processor preset or TOML file. Default: ixp2400."),
+    arch_set: Optional[List[str]] = typer.Option(
+        None,
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override one architecture parameter, value in TOML syntax (e.g. np.pe_count=6); repeatable.",
+    ),
+    mapper: Optional[TdpmMapper] = typer.Option(
         None,
         "--mapper",
-        help="tdpm-refine (default: Figure 4 then the refinement), tdpm (the paper's Figure 4), "
-        "tdpm-s, comm, res, base or optimal.",
+        help="tdpm-refine (the greedy grouping then a local search; default), tdpm (the grouping and "
+        "duplication heuristic as published), tdpm-s (without telling critical tasks apart), comm "
+        "(fewest channels cut), res (balance resources), base (one task per PPF) or optimal "
+        "(exhaustive, up to 14 PPFs).",
     ),
-    engines: Optional[int] = typer.Option(None, "--engines", help="MEs for the application (default: all it may use)."),
-    packets: int = typer.Option(2000, "--packets", help="Synthetic packets of the functional run (Click apps)."),
-    seed: int = typer.Option(1, "--seed"),
+    engines: Optional[int] = typer.Option(
+        None,
+        "--engines",
+        help="MicroEngines for the application (1 to 4096). Default: all the architecture leaves to it.",
+    ),
+    packets: Optional[int] = typer.Option(
+        None, "--packets", help="Synthetic packets of the functional run (Click apps). Default: 2,000."
+    ),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the synthetic packets. Default: 1."),
     offered: Optional[float] = typer.Option(
-        None, "--offered-gbps", help="Offered load, Gb/s (caps the forwarding rate)."
+        None, "--offered-gbps", help="Offered load, Gb/s (positive; caps the forwarding rate). Default: uncapped."
     ),
     packet_bytes: Optional[float] = typer.Option(
-        None, "--packet-bytes", help="Packet size for Gb/s (default: mean size of the run; the paper uses 64)."
+        None, "--packet-bytes", help="Packet size for the Gb/s figures, bytes. Default: the mean size of the run."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON document (with the settings used) instead of a table."
+    ),
     dot: Optional[Path] = typer.Option(
-        None, "--dot", help="Write the partitioned graph as Graphviz DOT ('-' for stdout)."
+        None, "--dot", help="Write the partitioned graph as Graphviz DOT to this file ('-' for stdout)."
     ),
 ) -> None:
-    """Group PPFs into tasks, duplicate them over MEs, and predict the throughput (seed 001)."""
-    if mapper is not None and mapper not in tdpm.MAPPERS:
-        raise typer.BadParameter(f"--mapper must be one of {', '.join(tdpm.MAPPERS)}, got {mapper!r}")
+    """Group an application's packet-processing functions into tasks, duplicate them over MEs,
+    and predict the throughput (the TDPM method)."""
+    dot = _ui.output_path(dot, "--dot")
     res = tdpm.map_app(
         app_name,
         arch=arch,
+        arch_set=arch_set,
         mapper=mapper,
         engines=engines,
         packets=packets,
@@ -66,10 +85,10 @@ def map_cmd(
         if str(dot) == "-":
             sys.stdout.write(text)
             return
-        dot.write_text(text)
+        with _ui.atomic_write(dot) as f:
+            f.write(text)
     if as_json:
-        sys.stdout.write(json.dumps(res, indent=2))
-        sys.stdout.write("\n")
+        emit_json(res)
         return
     t = Table(title=f"{res['app']}: {res['mapper']} on {res['engines']} ME(s) ({res['arch']})")
     for col in ("task", "PPFs", "on", "d", "MEs", "util cyc/pkt", "code"):
@@ -93,6 +112,8 @@ def map_cmd(
     if res.get("offered_gbps") is not None:
         console.print(f"forwarding {res['forwarding_gbps']:.3f} of {res['offered_gbps']:.3f} Gb/s offered")
     console.print(f"binding: {escape(res['binding'])}")
+    if dot is not None:
+        console.print(f"DOT: {escape(str(dot))}")
 
 
 def register(app: typer.Typer) -> None:

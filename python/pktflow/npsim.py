@@ -1,93 +1,178 @@
-"""Network-processor timing simulator (seed 000, NPIRE) from Python.
+"""Network-processor timing simulator (NPIRE) from Python.
 
 The work is in Rust (``crates/npsim``), reached through ``pktflow._core`` with JSON requests
-``{"spec": {...}, "sim": {...}, "search": {...}}`` (see docs/npsim.md).
+``{"spec": {...}, "sim": {...}, "search": {...}, "bottleneck": {...}, "explore": {...}}`` (see
+docs/npsim.md). Every default lives in Rust: a parameter left at ``None`` is omitted from the
+request, so the Python API and the command line give identical results for the same settings.
+Each result records the settings Rust resolved under ``"settings"`` (with the architecture's
+parameters), enough to run it again.
 """
 
 from __future__ import annotations
 
+import enum
 import json
-from typing import Callable, List, Optional, Sequence, Union
+import math
+from typing import Any, Callable, List, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
 
-REPLICATIONS = ("none", "pe", "subset", "global")
-MAPPERS = ("round-robin", "greedy", "greedy+replicate", "anneal")
-SCHEDULINGS = ("fifo", "first-eligible")
-LOCK_RELEASES = ("after-completion", "after-issue")
-DESTINATIONS = ("zipf", "uniform", "address-space", "per-port")
+__all__ = [
+    "Arrivals",
+    "Destinations",
+    "LockRelease",
+    "Mapper",
+    "Replication",
+    "Scheduling",
+    "arch",
+    "bottleneck",
+    "explore",
+    "explore_rows",
+    "maxrate",
+    "model_options",
+    "parse_pes",
+    "simulate",
+]
+
+
+class Replication(str, enum.Enum):
+    """Where a task's replicas may run: nowhere else, on its PE's other contexts, on a subset
+    of PEs, or on every processing PE (global task queue)."""
+
+    none = "none"
+    pe = "pe"
+    subset = "subset"
+    global_ = "global"
+
+
+class Mapper(str, enum.Enum):
+    """How tasks are assigned to PEs."""
+
+    round_robin = "round-robin"
+    greedy = "greedy"
+    greedy_replicate = "greedy+replicate"
+    anneal = "anneal"
+
+
+class Scheduling(str, enum.Enum):
+    """How a PE with a free context picks the next task instance."""
+
+    fifo = "fifo"
+    first_eligible = "first-eligible"
+
+
+class LockRelease(str, enum.Enum):
+    """When a critical section's lock is released."""
+
+    after_completion = "after-completion"
+    after_issue = "after-issue"
+
+
+class Destinations(str, enum.Enum):
+    """How synthetic packets' destinations are drawn from the application's routes."""
+
+    zipf = "zipf"
+    uniform = "uniform"
+    address_space = "address-space"
+    per_port = "per-port"
+
+
+class Arrivals(str, enum.Enum):
+    """When packets arrive."""
+
+    fixed = "fixed"
+    recorded = "recorded"
+
+
+REPLICATIONS = tuple(r.value for r in Replication)
+MAPPERS = tuple(m.value for m in Mapper)
+SCHEDULINGS = tuple(s.value for s in Scheduling)
+LOCK_RELEASES = tuple(x.value for x in LockRelease)
+DESTINATIONS = tuple(d.value for d in Destinations)
+
+
+def _choice(value: Any, enum_cls: type, what: str) -> Optional[str]:
+    """A choice as its string (an Enum member or its value); None stays None."""
+    if value is None:
+        return None
+    v = value.value if isinstance(value, enum.Enum) else str(value)
+    allowed = [e.value for e in enum_cls]
+    if v not in allowed:
+        raise PktflowError(f"{what} must be one of {', '.join(allowed)}, got {v!r}")
+    return v
+
+
+def _num(x: Any) -> Any:
+    """A number for the JSON request; NaN and infinities as the strings Rust's validation reads
+    (JSON has no literal for them), so the error names the option."""
+    if isinstance(x, bool) or x is None:
+        return x
+    if isinstance(x, float) and not math.isfinite(x):
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return x
+
+
+def _set(d: dict, key: str, value: Any) -> None:
+    if value is not None:
+        d[key] = _num(value)
 
 
 def model_options(
-    scheduling: str = "fifo",
-    lock_release: str = "after-completion",
-    wide_accesses: bool = False,
+    scheduling: Optional[Union[str, Scheduling]] = None,
+    lock_release: Optional[Union[str, LockRelease]] = None,
+    wide_accesses: Optional[bool] = None,
 ) -> dict:
-    """The simulator's model choices as a ``sim`` dict (docs/npsim.md, "Model choices")."""
-    if scheduling not in SCHEDULINGS:
-        raise PktflowError(f"scheduling must be one of {', '.join(SCHEDULINGS)}, got {scheduling!r}")
-    if lock_release not in LOCK_RELEASES:
-        raise PktflowError(f"lock release must be one of {', '.join(LOCK_RELEASES)}, got {lock_release!r}")
-    return {
-        "scheduling": scheduling.replace("-", "_"),
-        "lock_release": lock_release.replace("-", "_"),
-        "wide_accesses": bool(wide_accesses),
-    }
-
-
-def _destinations(d: Optional[str]) -> Optional[dict]:
-    if d is None or d == "zipf":
-        return None
-    if d not in DESTINATIONS:
-        raise PktflowError(f"destinations must be one of {', '.join(DESTINATIONS)}, got {d!r}")
-    return {"kind": d.replace("-", "_")}
+    """The simulator's model choices as a ``sim`` dict (docs/npsim.md, "Model choices"); only
+    the ones given."""
+    sim: dict = {}
+    s = _choice(scheduling, Scheduling, "scheduling")
+    if s is not None:
+        sim["scheduling"] = s.replace("-", "_")
+    lr = _choice(lock_release, LockRelease, "lock release")
+    if lr is not None:
+        sim["lock_release"] = lr.replace("-", "_")
+    if wide_accesses is not None:
+        sim["wide_accesses"] = bool(wide_accesses)
+    return sim
 
 
 def _request(
-    app: str,
-    arch: str,
+    app: Optional[str],
+    arch: Optional[str],
+    arch_set: Optional[Sequence[str]],
     pes: Optional[int],
-    replication: str,
-    packets: int,
+    replication: Any,
+    packets: Optional[int],
     trace: Optional[str],
-    seed: int,
-    subset_size: int,
-    sim: Optional[dict],
-    search: Optional[dict],
+    seed: Optional[int],
+    subset_size: Optional[int],
+    mapper: Any,
+    destinations: Any,
+    sim: Optional[dict] = None,
+    search: Optional[dict] = None,
     bottleneck: Optional[dict] = None,
-    mapper: str = "round-robin",
     explore: Optional[dict] = None,
-    destinations: Optional[str] = None,
 ) -> str:
-    spec = {
-        "app": app,
-        "arch": arch,
-        "pes": pes,
-        "replication": replication,
-        "packets": packets,
-        "trace": trace,
-        "traffic_seed": seed,
-        "subset_size": subset_size,
-        "mapper": _check_mapper(mapper),
-        "destinations": _destinations(destinations),
-    }
-    sim = dict(sim or {})
-    sim.setdefault("warmup_packets", max(1, packets // 5))
-    return json.dumps(
-        {
-            "spec": spec,
-            "sim": sim,
-            "search": search or {},
-            "bottleneck": bottleneck or {},
-            "explore": explore or {},
-        }
-    )
-
-
-def _check_mapper(mapper: str) -> str:
-    if mapper not in MAPPERS:
-        raise PktflowError(f"unknown mapper {mapper!r} (expected {', '.join(MAPPERS)})")
-    return mapper
+    spec: dict = {}
+    _set(spec, "app", app)
+    _set(spec, "arch", None if arch is None else str(arch))
+    if arch_set:
+        spec["arch_set"] = [str(x) for x in arch_set]
+    _set(spec, "pes", pes)
+    _set(spec, "replication", _choice(replication, Replication, "replication"))
+    _set(spec, "packets", packets)
+    _set(spec, "trace", None if trace is None else str(trace))
+    _set(spec, "traffic_seed", seed)
+    _set(spec, "subset_size", subset_size)
+    _set(spec, "mapper", _choice(mapper, Mapper, "mapper"))
+    d = _choice(destinations, Destinations, "destinations")
+    if d is not None and d != "zipf":
+        spec["destinations"] = {"kind": d.replace("-", "_")}
+    req: dict = {"spec": spec}
+    for name, part in (("sim", sim), ("search", search), ("bottleneck", bottleneck), ("explore", explore)):
+        if part:
+            req[name] = {k: _num(v) for k, v in part.items() if v is not None}
+    return json.dumps(req, allow_nan=False)
 
 
 def parse_pes(spec) -> List[int]:
@@ -105,6 +190,8 @@ def parse_pes(spec) -> List[int]:
             raise PktflowError(f"--pes {spec!r}: FIRST, LAST and STEP must be integers") from None
         if step < 1 or a > b:
             raise PktflowError(f"--pes {spec!r}: need FIRST <= LAST and STEP >= 1")
+        if a < 1 or b > 4096:
+            raise PktflowError(f"--pes {spec!r}: PE counts must be 1 to 4096")
         out = list(range(a, b + 1, step))
     else:
         try:
@@ -116,179 +203,157 @@ def parse_pes(spec) -> List[int]:
     return out
 
 
+def arch(name_or_path: str = "npire", overrides: Optional[Sequence[str]] = None) -> dict:
+    """An architecture after its ``base`` chain and ``KEY=VALUE`` overrides (TOML values), as a
+    dict: ``preset``, ``kind``, ``params`` and the supported ``limits``."""
+    return json.loads(_core.arch_resolved(str(name_or_path), [str(x) for x in overrides or []]))
+
+
 def simulate(
-    app: str = "router",
+    app: Optional[str] = None,
     *,
-    inter_arrival_cycles: float,
-    arch: str = "npire",
+    inter_arrival_cycles: Optional[float] = None,
+    arch: Optional[str] = None,
+    arch_set: Optional[Sequence[str]] = None,
     pes: Optional[int] = None,
-    replication: str = "global",
-    packets: int = 20_000,
+    replication: Optional[Union[str, Replication]] = None,
+    packets: Optional[int] = None,
     trace: Optional[str] = None,
-    seed: int = 1,
-    subset_size: int = 4,
-    mapper: str = "round-robin",
+    seed: Optional[int] = None,
+    subset_size: Optional[int] = None,
+    mapper: Optional[Union[str, Mapper]] = None,
     sim: Optional[dict] = None,
-    destinations: Optional[str] = None,
+    destinations: Optional[Union[str, Destinations]] = None,
+    warmup_packets: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> dict:
-    """One simulation at a fixed packet inter-arrival time (PE cycles)."""
+    """One simulation at a fixed packet inter-arrival time (PE cycles). Parameters left at None
+    take the Rust defaults (docs/npsim.md); the result's ``settings`` lists them all.
+    ``progress(packets_injected, packets_expected)`` is called now and then (expected 0:
+    unknown, a trace file)."""
     s = dict(sim or {})
-    s["inter_arrival_cycles"] = inter_arrival_cycles
-    req = _request(
-        app,
-        arch,
-        pes,
-        replication,
-        packets,
-        trace,
-        seed,
-        subset_size,
-        s,
-        None,
-        mapper=mapper,
-        destinations=destinations,
-    )
-    return json.loads(_core.simulate(req))
+    if inter_arrival_cycles is not None:
+        s["inter_arrival_cycles"] = inter_arrival_cycles
+    if warmup_packets is not None:
+        s["warmup_packets"] = warmup_packets
+    req = _request(app, arch, arch_set, pes, replication, packets, trace, seed, subset_size, mapper, destinations, s)
+    return json.loads(_core.simulate(req, progress))
 
 
 def maxrate(
-    app: str = "router",
+    app: Optional[str] = None,
     *,
-    arch: str = "npire",
+    arch: Optional[str] = None,
+    arch_set: Optional[Sequence[str]] = None,
     pes: Optional[int] = None,
-    replication: str = "global",
-    packets: int = 20_000,
+    replication: Optional[Union[str, Replication]] = None,
+    packets: Optional[int] = None,
     trace: Optional[str] = None,
-    seed: int = 1,
-    subset_size: int = 4,
-    mapper: str = "round-robin",
+    seed: Optional[int] = None,
+    subset_size: Optional[int] = None,
+    mapper: Optional[Union[str, Mapper]] = None,
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
-    destinations: Optional[str] = None,
+    destinations: Optional[Union[str, Destinations]] = None,
+    warmup_packets: Optional[int] = None,
+    progress: Optional[Callable[[int, int, float], None]] = None,
 ) -> dict:
-    """Maximum sustainable rate by bisection: ``packets_per_second``, ``gbps``, ``bracket``."""
+    """Maximum sustainable rate by bisection: ``packets_per_second``, ``gbps``, ``bracket``,
+    ``probes``, ``report`` and ``settings``. ``progress(done, estimated_total,
+    inter_arrival_cycles)`` is called before each simulation of the search."""
+    s = dict(sim or {})
+    if warmup_packets is not None:
+        s["warmup_packets"] = warmup_packets
     req = _request(
-        app,
-        arch,
-        pes,
-        replication,
-        packets,
-        trace,
-        seed,
-        subset_size,
-        sim,
-        search,
-        mapper=mapper,
-        destinations=destinations,
+        app, arch, arch_set, pes, replication, packets, trace, seed, subset_size, mapper, destinations, s, search
     )
-    return json.loads(_core.maxrate(req))
+    return json.loads(_core.maxrate(req, progress))
 
 
 def bottleneck(
-    app: str = "router",
+    app: Optional[str] = None,
     *,
-    arch: str = "npire",
+    arch: Optional[str] = None,
+    arch_set: Optional[Sequence[str]] = None,
     pes: Optional[int] = None,
-    replication: str = "global",
-    packets: int = 20_000,
+    replication: Optional[Union[str, Replication]] = None,
+    packets: Optional[int] = None,
     trace: Optional[str] = None,
-    seed: int = 1,
-    subset_size: int = 4,
-    chain: bool = True,
+    seed: Optional[int] = None,
+    subset_size: Optional[int] = None,
+    chain: Optional[bool] = None,
     extra: Sequence[str] = (),
-    threshold: float = 1.05,
-    mapper: str = "round-robin",
+    threshold: Optional[float] = None,
+    mapper: Optional[Union[str, Mapper]] = None,
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
     progress: Optional[Callable[[int, str], None]] = None,
-    destinations: Optional[str] = None,
+    destinations: Optional[Union[str, Destinations]] = None,
+    warmup_packets: Optional[int] = None,
 ) -> dict:
-    """Bottleneck finding by idealized executions (seed 000 section 5, Figure 8).
+    """Bottleneck finding by idealized executions (Figure 8 of the NPIRE paper).
 
     Runs the maximum-rate search with I (infinite PEs), Z (zero-cycle instructions), S (no
     synchronization), B (perfect bus pipelining) and M (1-cycle memory occupancy) each alone,
-    each with the most limiting one, Figure 8's chain I, IZ, IZS, IZSB, IZSBM (``chain``) and
+    each with the most limiting one, the chain I, IZ, IZS, IZSB, IZSBM (``chain``) and
     ``extra`` combinations. Returns ``runs``, ``ranking`` and ``summary`` (in words).
     ``progress(done, label)`` is called before each search.
     """
-    b = {"chain": chain, "extra": list(extra), "threshold": threshold}
+    s = dict(sim or {})
+    if warmup_packets is not None:
+        s["warmup_packets"] = warmup_packets
+    b = {"chain": chain, "threshold": threshold}
+    if extra:
+        b["extra"] = list(extra)
     req = _request(
-        app,
-        arch,
-        pes,
-        replication,
-        packets,
-        trace,
-        seed,
-        subset_size,
-        sim,
-        search,
-        b,
-        mapper=mapper,
-        destinations=destinations,
+        app, arch, arch_set, pes, replication, packets, trace, seed, subset_size, mapper, destinations, s, search, b
     )
     return json.loads(_core.bottleneck(req, progress))
 
 
 def explore(
-    app: str = "router",
+    app: Optional[str] = None,
     *,
-    arch: str = "npire",
-    pes: Union[str, Sequence[int]] = "4:32:4",
-    replication: Sequence[str] = REPLICATIONS,
-    mapper: str = "greedy+replicate",
-    packets: int = 2_000,
+    arch: Optional[str] = None,
+    arch_set: Optional[Sequence[str]] = None,
+    pes: Optional[Union[str, Sequence[int]]] = None,
+    replication: Optional[Sequence[Union[str, Replication]]] = None,
+    mapper: Optional[Union[str, Mapper]] = None,
+    packets: Optional[int] = None,
     trace: Optional[str] = None,
-    seed: int = 1,
-    subset_size: int = 4,
-    bottleneck: bool = True,
-    threshold: float = 1.05,
-    baseline_pes: int = 4,
+    seed: Optional[int] = None,
+    subset_size: Optional[int] = None,
+    bottleneck: Optional[bool] = None,
+    threshold: Optional[float] = None,
+    baseline_pes: Optional[int] = None,
     sim: Optional[dict] = None,
     search: Optional[dict] = None,
     progress: Optional[Callable[[int, int, str], None]] = None,
-    destinations: Optional[str] = None,
+    destinations: Optional[Union[str, Destinations]] = None,
+    warmup_packets: Optional[int] = None,
 ) -> dict:
-    """For each PE count and replication scope: the mapping ``mapper`` finds (seed 000 section
-    3.1), its maximum sustainable rate, the speedup over ``baseline_pes`` PEs with no
-    replication (Figure 7's normalization) and, with ``bottleneck``, a cheap ranking (S, B and M
-    idealized alone). Returns ``points`` (one per PE count and scope), ``weights`` (step 1's
-    compute cycles per packet), ``baseline_packets_per_second`` and ``wall_seconds``.
-    ``progress(done, total, label)`` is called before each point.
+    """For each PE count and replication scope: the mapping ``mapper`` finds, its maximum
+    sustainable rate, the speedup over ``baseline_pes`` PEs with no replication (the
+    normalization of Figure 7 of the NPIRE paper) and, with ``bottleneck``, a cheap ranking (S,
+    B and M idealized alone). Returns ``points``, ``weights``, ``baseline_packets_per_second``,
+    ``settings`` and ``interrupted`` (true when Ctrl-C stopped the sweep: ``points`` are the
+    finished ones). ``progress(done, total, label)`` is called before each point.
     """
-    counts = parse_pes(pes)
-    reps = [replication] if isinstance(replication, str) else list(replication)
-    for r in reps:
-        if r not in REPLICATIONS:
-            raise PktflowError(f"unknown replication {r!r} (expected {', '.join(REPLICATIONS)})")
-    if not reps:
-        raise PktflowError("no replication scope given")
-    e = {
-        "pes": counts,
-        "replications": reps,
-        "bottleneck": bottleneck,
-        "threshold": threshold,
-        "baseline_pes": baseline_pes,
-    }
+    e: dict = {"bottleneck": bottleneck, "threshold": threshold, "baseline_pes": baseline_pes}
+    if pes is not None:
+        e["pes"] = parse_pes(pes)
+    if replication is not None:
+        reps = [replication] if isinstance(replication, (str, Replication)) else list(replication)
+        if not reps:
+            raise PktflowError("no replication scope given")
+        e["replications"] = [_choice(r, Replication, "replication") for r in reps]
+    s = dict(sim or {})
+    if warmup_packets is not None:
+        s["warmup_packets"] = warmup_packets
     req = _request(
-        app,
-        arch,
-        None,
-        "none",
-        packets,
-        trace,
-        seed,
-        subset_size,
-        sim,
-        search,
-        None,
-        mapper=mapper,
-        explore=e,
-        destinations=destinations,
+        app, arch, arch_set, None, None, packets, trace, seed, subset_size, mapper, destinations, s, search, None, e
     )
-    doc = json.loads(_core.explore(req, progress))
-    doc["threshold"] = threshold
-    return doc
+    return json.loads(_core.explore(req, progress))
 
 
 def explore_rows(doc: dict) -> List[dict]:

@@ -1,8 +1,8 @@
-"""Throughput-driven partitioning and mapping (issue 5, seed 001 ``001_50c9ec885c831f52.txt``).
+"""Throughput-driven partitioning and mapping (the TDPM paper; citation in docs/sources.md).
 
 Group an application's packet-processing functions into tasks, duplicate tasks over the
 MicroEngines of a network processor and put non-critical tasks on the XScale core, guided by the
-throughput cost model of section 4.2. The work is done in Rust (``crates/tdpm``); see
+throughput cost model of the paper (section 4.2). The work is done in Rust (``crates/tdpm``); see
 ``docs/tdpm.md``.
 
 Example::
@@ -15,26 +15,50 @@ Example::
 
 from __future__ import annotations
 
+import enum
 import json
-from typing import Any, Optional
+import math
+from typing import Any, Optional, Sequence, Union
 
-from pktflow import _core
+from pktflow import PktflowError, _core
 
-__all__ = ["MAPPERS", "map_app"]
+__all__ = ["MAPPERS", "TdpmMapper", "map_app"]
+
+
+class TdpmMapper(str, enum.Enum):
+    """Partitioning and mapping methods (docs/tdpm.md)."""
+
+    tdpm_refine = "tdpm-refine"
+    tdpm = "tdpm"
+    tdpm_s = "tdpm-s"
+    comm = "comm"
+    res = "res"
+    base = "base"
+    optimal = "optimal"
+
 
 # tdpm: the paper's Figure 4 (TDPM-all) as published; tdpm-refine: Figure 4 followed by the
 # refinement (local search under the same cost model, docs/tdpm.md section 3a), the default.
-MAPPERS = ("tdpm-refine", "tdpm", "tdpm-s", "comm", "res", "base", "optimal")
+MAPPERS = tuple(m.value for m in TdpmMapper)
+
+
+def _num(x: float) -> Any:
+    """NaN and infinities as the strings Rust's validation reads (so the error names the option)."""
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
 
 
 def map_app(
     app: str,
     *,
-    arch: str = "ixp2400",
-    mapper: Optional[str] = None,
+    arch: Optional[str] = None,
+    arch_set: Optional[Sequence[str]] = None,
+    mapper: Optional[Union[str, TdpmMapper]] = None,
     engines: Optional[int] = None,
-    packets: int = 2000,
-    seed: int = 1,
+    packets: Optional[int] = None,
+    seed: Optional[int] = None,
     offered_gbps: Optional[float] = None,
     critical_threshold: Optional[float] = None,
     packet_bytes: Optional[float] = None,
@@ -48,24 +72,29 @@ def map_app(
     that sets the rate; ``packet_bytes`` sets the packet size of the Gb/s figures) and, with
     ``dot=True``, a Graphviz drawing under ``dot``.
     """
-    req: dict[str, Any] = {
-        "app": str(app),
-        "arch": arch,
-        "packets": int(packets),
-        "seed": int(seed),
-        "dot": bool(dot),
-    }
+    req: dict[str, Any] = {"app": str(app), "dot": bool(dot)}
+    if arch is not None:
+        req["arch"] = str(arch)
+    if arch_set:
+        req["arch_set"] = [str(x) for x in arch_set]
     if mapper is not None:
-        req["mapper"] = mapper
+        m = mapper.value if isinstance(mapper, enum.Enum) else str(mapper)
+        if m not in MAPPERS:
+            raise PktflowError(f"mapper must be one of {', '.join(MAPPERS)}, got {m!r}")
+        req["mapper"] = m
     if engines is not None:
         req["engines"] = int(engines)
+    if packets is not None:
+        req["packets"] = int(packets)
+    if seed is not None:
+        req["seed"] = int(seed)
     if offered_gbps is not None:
-        req["offered_gbps"] = float(offered_gbps)
+        req["offered_gbps"] = _num(offered_gbps)
     if packet_bytes is not None:
-        req["packet_bytes"] = float(packet_bytes)
+        req["packet_bytes"] = _num(packet_bytes)
     if critical_threshold is not None:
-        req["critical_threshold"] = float(critical_threshold)
-    return json.loads(_core.tdpm_map(json.dumps(req)))
+        req["critical_threshold"] = _num(critical_threshold)
+    return json.loads(_core.tdpm_map(json.dumps(req, allow_nan=False)))
 
 
 def simulate_plan(

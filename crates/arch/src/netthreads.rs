@@ -48,7 +48,9 @@ impl NetThreadsArch {
             }
         }
         if self.data_cache_line_bytes > 0
-            && self.data_cache_bytes_shared % self.data_cache_line_bytes as u64 != 0
+            && !self
+                .data_cache_bytes_shared
+                .is_multiple_of(self.data_cache_line_bytes as u64)
         {
             e.push(format!(
                 "netthreads.data_cache_bytes_shared = {} is not a multiple of data_cache_line_bytes = {}",

@@ -44,6 +44,23 @@ pub struct PeParams {
     pub handoff_requests: u32,
 }
 
+/// Largest PE count accepted (every real network processor has far fewer; the simulator
+/// allocates per PE).
+pub const MAX_PES: u32 = 4096;
+/// Largest hardware contexts per PE (IXP2400: 8; real NPs have at most a few tens).
+pub const MAX_CONTEXTS_PER_PE: u32 = 256;
+/// Largest request queue of a bus or memory controller, requests.
+pub const MAX_QUEUE_REQUESTS: u32 = 65_536;
+/// Largest channel count of one storage device.
+pub const MAX_CHANNELS: u32 = 1024;
+/// Largest number of channel queues of all storage devices together (private storage counts
+/// once per PE).
+pub const MAX_CHANNEL_INSTANCES: u64 = 65_536;
+/// Largest outstanding loads per context.
+pub const MAX_PENDING_LOADS: u32 = 1024;
+/// Largest cycle count of any one latency or occupancy parameter (about 1 s at 1 GHz).
+pub const MAX_CYCLES: u32 = 1_000_000_000;
+
 fn default_word_bytes() -> u32 {
     4
 }
@@ -172,6 +189,47 @@ impl NpArch {
         if p.queue_size_requests == 0 {
             e.push("np.queue_size_requests must be at least 1".to_string());
         }
+        for (name, v, max) in [
+            ("np.pe_count", p.pe_count, MAX_PES),
+            (
+                "np.hardware_contexts_per_pe",
+                p.hardware_contexts_per_pe,
+                MAX_CONTEXTS_PER_PE,
+            ),
+            (
+                "np.queue_size_requests",
+                p.queue_size_requests,
+                MAX_QUEUE_REQUESTS,
+            ),
+            (
+                "np.pending_loads_per_context",
+                p.pending_loads_per_context,
+                MAX_PENDING_LOADS,
+            ),
+            ("np.interface_pes", p.interface_pes, MAX_PES),
+            ("np.memory_word_bytes", p.memory_word_bytes, 4096),
+            ("np.handoff_requests", p.handoff_requests, 4096),
+            (
+                "np.cycles_per_instruction",
+                p.cycles_per_instruction,
+                MAX_CYCLES,
+            ),
+            (
+                "np.context_switch_latency_cycles",
+                p.context_switch_latency_cycles,
+                MAX_CYCLES,
+            ),
+            (
+                "np.rollback_on_failed_speculation_cycles",
+                p.rollback_on_failed_speculation_cycles,
+                MAX_CYCLES,
+            ),
+            ("np.lock_handoff_cycles", p.lock_handoff_cycles, MAX_CYCLES),
+        ] {
+            if v > max {
+                e.push(format!("{name} = {v} is larger than the {max} supported"));
+            }
+        }
         if p.interface_pes >= p.pe_count && p.pe_count > 0 {
             e.push(format!(
                 "np.interface_pes = {} leaves no PE for processing with np.pe_count = {}",
@@ -181,6 +239,23 @@ impl NpArch {
         for (name, s) in &self.storage {
             if s.channels == 0 {
                 e.push(format!("storage.{name}.channels must be at least 1"));
+            }
+            if s.channels > MAX_CHANNELS {
+                e.push(format!(
+                    "storage.{name}.channels = {} is larger than the {MAX_CHANNELS} supported",
+                    s.channels
+                ));
+            }
+            for (f, v) in [
+                ("unpipelined_cycles", s.unpipelined_cycles),
+                ("pipelined_read_cycles", s.pipelined_read_cycles),
+                ("pipelined_write_cycles", s.pipelined_write_cycles),
+            ] {
+                if v > MAX_CYCLES {
+                    e.push(format!(
+                        "storage.{name}.{f} = {v} is larger than the {MAX_CYCLES} supported"
+                    ));
+                }
             }
             if s.bus != "none" && !self.bus.contains_key(&s.bus) {
                 e.push(format!(
@@ -193,9 +268,49 @@ impl NpArch {
                 e.push(format!("storage.{name}.unpipelined_cycles must be at least 1 (a device serving requests in 0 cycles has infinite bandwidth)"));
             }
         }
+        let instances: u64 = self
+            .storage
+            .values()
+            .map(|s| {
+                s.channels as u64
+                    * if s.private_per_pe {
+                        p.pe_count as u64
+                    } else {
+                        1
+                    }
+            })
+            .sum();
+        if instances > MAX_CHANNEL_INSTANCES {
+            e.push(format!(
+                "the storage has {instances} channel queues in all (channels, times np.pe_count \
+                 for private_per_pe storage), more than the {MAX_CHANNEL_INSTANCES} supported"
+            ));
+        }
+        if self.storage.len() > 255 {
+            e.push(format!(
+                "{} storage devices: at most 255 are supported",
+                self.storage.len()
+            ));
+        }
+        if self.bus.len() > 1024 {
+            e.push(format!(
+                "{} buses: at most 1024 are supported",
+                self.bus.len()
+            ));
+        }
         for (name, b) in &self.bus {
             if b.unpipelined_cycles == 0 {
                 e.push(format!("bus.{name}.unpipelined_cycles must be at least 1"));
+            }
+            for (f, v) in [
+                ("unpipelined_cycles", b.unpipelined_cycles),
+                ("pipelined_cycles", b.pipelined_cycles),
+            ] {
+                if v > MAX_CYCLES {
+                    e.push(format!(
+                        "bus.{name}.{f} = {v} is larger than the {MAX_CYCLES} supported"
+                    ));
+                }
             }
         }
         let m = &self.memory_map;
@@ -232,6 +347,18 @@ impl NpArch {
             }
             if cc.hardware_contexts == 0 {
                 e.push("control_core.hardware_contexts must be at least 1".to_string());
+            }
+            if cc.hardware_contexts > MAX_CONTEXTS_PER_PE {
+                e.push(format!(
+                    "control_core.hardware_contexts = {} is larger than the {MAX_CONTEXTS_PER_PE} supported",
+                    cc.hardware_contexts
+                ));
+            }
+            if cc.cycles_per_instruction > MAX_CYCLES {
+                e.push(format!(
+                    "control_core.cycles_per_instruction = {} is larger than the {MAX_CYCLES} supported",
+                    cc.cycles_per_instruction
+                ));
             }
         }
         if let Some(cs) = &self.control_store {

@@ -41,7 +41,7 @@ fn main() -> Result<(), String> {
             rep_name(p.replication),
             p.packets_per_second,
             p.gbps,
-            p.speedup,
+            p.speedup.unwrap_or(f64::NAN),
             p.mean_pe_busy,
             p.replicated.len(),
             p.searches,

@@ -5,7 +5,7 @@ use crate::mapper::{
     anneal, greedy_assign, mapping_from, pe_loads, replicate, round_robin_assign, AnnealConfig,
     AnnealLog, CoarseModel, MapperKind, MapperLog, Profile, ReplicateConfig,
 };
-use crate::maxrate::{max_rate, MaxRate, MaxRateConfig};
+use crate::maxrate::{max_rate_with, MaxRate, MaxRateConfig};
 use crate::stats::SimReport;
 use pktflow_arch::np::NpArch;
 use pktflow_profile::run::{Run, Source};
@@ -25,6 +25,10 @@ pub struct AppSpec {
     pub packets: u64,
     pub traffic_seed: u64,
     pub arch: String,
+    /// Overrides of the architecture's parameters, `KEY=VALUE` in TOML syntax
+    /// (`np.hardware_contexts_per_pe=4`), applied in order after the preset.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub arch_set: Vec<String>,
     /// PEs (default: the architecture's).
     pub pes: Option<u32>,
     pub replication: Replication,
@@ -185,6 +189,7 @@ impl Default for AppSpec {
             packets: 20_000,
             traffic_seed: 1,
             arch: "npire".into(),
+            arch_set: Vec::new(),
             pes: None,
             replication: Replication::Global,
             subset_size: 4,
@@ -192,6 +197,38 @@ impl Default for AppSpec {
             destinations: None,
             mapping: None,
         }
+    }
+}
+
+/// Largest synthetic packet count of one simulation.
+pub const MAX_PACKETS: u64 = 100_000_000;
+
+impl AppSpec {
+    /// Every field in its range; messages name the field as `spec.FIELD` and the option.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.packets == 0 || self.packets > MAX_PACKETS {
+            return Err(format!(
+                "spec.packets (--packets) must be 1 to {MAX_PACKETS}, got {}",
+                self.packets
+            ));
+        }
+        if let Some(p) = self.pes {
+            if p == 0 || p > pktflow_arch::np::MAX_PES {
+                return Err(format!(
+                    "spec.pes (--pes) must be 1 to {}, got {p}",
+                    pktflow_arch::np::MAX_PES
+                ));
+            }
+        }
+        if self.subset_size == 0 || self.subset_size > pktflow_arch::np::MAX_PES {
+            return Err(format!(
+                "spec.subset_size (--subset-size) must be 1 to {}, got {}",
+                pktflow_arch::np::MAX_PES,
+                self.subset_size
+            ));
+        }
+        MapperKind::parse(&self.mapper).map_err(|e| format!("spec.mapper (--mapper): {e}"))?;
+        Ok(())
     }
 }
 
@@ -212,17 +249,49 @@ pub struct Prepared {
     /// Interface tasks (bound to PEs of their own).
     pub iface: Vec<bool>,
     pub spec: AppSpec,
+    /// The application has elements that write files (see [`OutDir`]).
+    writes_files: bool,
 }
 
-fn out_dir() -> Result<PathBuf, String> {
-    let d = std::env::temp_dir().join(format!("pktflow-npsim-{}", std::process::id()));
-    std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
-    Ok(d)
+/// Where a functional run's output elements (ToDump with a relative name) write: a folder
+/// `pktflow-npsim-PID` in the temporary directory. It is created only for an application that
+/// has such an element (the built-in ones have none), and removed after the run when nothing
+/// was written to it.
+struct OutDir {
+    path: PathBuf,
+    created: bool,
+}
+
+impl OutDir {
+    fn new(create: bool) -> Result<OutDir, String> {
+        let path = std::env::temp_dir().join(format!("pktflow-npsim-{}", std::process::id()));
+        if create {
+            std::fs::create_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        Ok(OutDir {
+            path,
+            created: create,
+        })
+    }
+}
+
+impl Drop for OutDir {
+    fn drop(&mut self) {
+        if self.created {
+            // Fails (and keeps the folder) when an element wrote a file there.
+            let _ = std::fs::remove_dir(&self.path);
+        }
+    }
+}
+
+/// Element classes that write files named relative to the run's output folder.
+fn writes_files(class: &str) -> bool {
+    matches!(class, "ToDump")
 }
 
 impl Prepared {
     pub fn new(spec: &AppSpec) -> Result<Prepared, String> {
-        let arch = pktflow_arch::Arch::load(&spec.arch)?;
+        let arch = pktflow_arch::Arch::load_with(&spec.arch, &spec.arch_set)?;
         let np = arch
             .as_np()
             .ok_or_else(|| {
@@ -235,10 +304,17 @@ impl Prepared {
         MapperKind::parse(&spec.mapper)?;
         let pes = spec.pes.unwrap_or(np.np.pe_count);
         if pes == 0 {
-            return Err("--pes must be at least 1".into());
+            return Err("spec.pes (--pes) must be at least 1".into());
+        }
+        if pes > pktflow_arch::np::MAX_PES {
+            return Err(format!(
+                "spec.pes (--pes) = {pes} is larger than the {} PEs supported",
+                pktflow_arch::np::MAX_PES
+            ));
         }
         let app = pktflow_profile::app::load_app(&spec.app)?;
         let names: Vec<String> = app.graph.elements.iter().map(|e| e.name.clone()).collect();
+        let writes_files = app.graph.elements.iter().any(|e| writes_files(&e.class));
         let iface: Vec<bool> = app
             .graph
             .elements
@@ -269,6 +345,7 @@ impl Prepared {
             names,
             iface,
             spec: spec.clone(),
+            writes_files,
         })
     }
 
@@ -317,9 +394,30 @@ impl Prepared {
         mapping: &Mapping,
         cfg: &SimConfig,
     ) -> Result<SimReport, String> {
-        let mut run = Run::start(&self.spec.app, &self.source(), &out_dir()?)?;
+        self.simulate_mapping_with(mapping, cfg, &mut |_| {})
+    }
+
+    /// [`Prepared::simulate_mapping`] calling `progress(packets_injected)` now and then.
+    pub fn simulate_mapping_with(
+        &self,
+        mapping: &Mapping,
+        cfg: &SimConfig,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<SimReport, String> {
+        let dir = OutDir::new(self.writes_files)?;
         let (pes, mapping) = self.machine_for(mapping, &cfg.ideal);
-        crate::simulate(&self.arch, pes, &mapping, self.names.clone(), cfg, &mut run)
+        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let r = crate::simulate_with(
+            &self.arch,
+            pes,
+            &mapping,
+            self.names.clone(),
+            cfg,
+            &mut run,
+            progress,
+        );
+        drop(run);
+        r
     }
 
     /// Section 3.1 step 1: every task on a PE of its own (all of that PE's contexts), one run
@@ -336,8 +434,11 @@ impl Prepared {
             ideal: Default::default(),
             ..cfg.clone()
         };
-        let mut run = Run::start(&self.spec.app, &self.source(), &out_dir()?)?;
-        let r = crate::simulate(&self.arch, pes, &inf, self.names.clone(), &c, &mut run)?;
+        let dir = OutDir::new(self.writes_files)?;
+        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let r = crate::simulate(&self.arch, pes, &inf, self.names.clone(), &c, &mut run);
+        drop(run);
+        let r = r?;
         let np_drops: u64 = r.dropped_by_np.values().sum();
         let packets = r.injected.saturating_sub(np_drops).max(1) as f64;
         let mut p = Profile {
@@ -539,6 +640,18 @@ impl Prepared {
         cfg: &SimConfig,
         m: &MaxRateConfig,
     ) -> Result<MaxRate, String> {
+        self.max_rate_mapping_with(mapping, cfg, m, &mut |_, _, _| {})
+    }
+
+    /// [`Prepared::max_rate_mapping`] with `progress(done, estimated_total, inter_arrival)`
+    /// before each simulation.
+    pub fn max_rate_mapping_with(
+        &self,
+        mapping: &Mapping,
+        cfg: &SimConfig,
+        m: &MaxRateConfig,
+        progress: &mut dyn FnMut(usize, usize, f64),
+    ) -> Result<MaxRate, String> {
         if cfg.arrivals == crate::config::Arrivals::Recorded {
             return Err(
                 "the maximum-rate search varies a fixed inter-arrival time: recorded \
@@ -547,7 +660,7 @@ impl Prepared {
                     .into(),
             );
         }
-        max_rate(
+        max_rate_with(
             |ia| {
                 let c = SimConfig {
                     inter_arrival_cycles: ia,
@@ -556,6 +669,7 @@ impl Prepared {
                 self.simulate_mapping(mapping, &c)
             },
             m,
+            progress,
         )
     }
 }

@@ -20,6 +20,7 @@ pub struct BottleneckConfig {
     /// More combinations to run and report, in Figure 8's letters (e.g. "SB").
     pub extra: Vec<String>,
     /// A gain below this factor (e.g. 1.05 = 5%) does not count as a limit.
+    #[serde(deserialize_with = "crate::config::lenient_f64")]
     pub threshold: f64,
 }
 

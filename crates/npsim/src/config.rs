@@ -248,15 +248,59 @@ impl Ideal {
     }
 }
 
+/// A number from a JSON request: a JSON number, or one of the strings `"NaN"`, `"Infinity"`,
+/// `"-Infinity"` (JSON has no literal for them; the Python front sends these so that the value
+/// reaches validation, which then names the option).
+pub fn lenient_f64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum F {
+        N(f64),
+        S(String),
+    }
+    match F::deserialize(d)? {
+        F::N(x) => Ok(x),
+        F::S(s) => match s.as_str() {
+            "NaN" | "nan" => Ok(f64::NAN),
+            "Infinity" | "inf" | "+inf" => Ok(f64::INFINITY),
+            "-Infinity" | "-inf" => Ok(f64::NEG_INFINITY),
+            _ => Err(serde::de::Error::custom(format!(
+                "expected a number, got \"{s}\""
+            ))),
+        },
+    }
+}
+
+/// A positive, finite number at most `max`, or an error naming `what`.
+pub fn check_positive(what: &str, v: f64, max: f64) -> Result<(), String> {
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("{what} must be a positive number, got {v}"));
+    }
+    if v > max {
+        return Err(format!(
+            "{what} = {v:e} is larger than the {max:e} supported"
+        ));
+    }
+    Ok(())
+}
+
+/// Largest task queue, instances.
+pub const MAX_TASK_QUEUE: u32 = 1 << 20;
+/// Largest inter-arrival time, cycles (1,000 s at 1 GHz).
+pub const MAX_INTER_ARRIVAL_CYCLES: f64 = 1e12;
+
 /// One simulation run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SimConfig {
     /// Fixed packet inter-arrival time, PE cycles (may be fractional).
+    #[serde(deserialize_with = "lenient_f64")]
     pub inter_arrival_cycles: f64,
     /// Packets simulated (at most; the source may end earlier). 0 = the whole source.
     pub packets: u64,
-    /// Packets before the measurement window opens.
+    /// Packets before the measurement window opens. In a JSON request that leaves it out, a
+    /// fifth of the spec's packets (at least 1; see `api::parse`); 1,000 when a [`SimConfig`]
+    /// is built in Rust with `Default`.
     pub warmup_packets: u64,
     /// Instances a task queue holds; an instance arriving at a full queue is dropped
     /// ("task queue full").
@@ -283,6 +327,7 @@ pub struct SimConfig {
     pub arrivals: Arrivals,
     /// Factor on the recorded gaps between packets (`recorded` arrivals only): 0.5 replays the
     /// trace twice as fast.
+    #[serde(deserialize_with = "lenient_f64")]
     pub time_scale: f64,
     /// Elements, by name, whose accesses take no lock: the S idealization for these elements
     /// only (e.g. queues on hardware rings with atomic enqueue and dequeue).
@@ -369,20 +414,20 @@ impl Default for SimConfig {
 
 impl SimConfig {
     pub fn validate(&self) -> Result<(), String> {
-        if !(self.inter_arrival_cycles.is_finite() && self.inter_arrival_cycles > 0.0) {
-            return Err(format!(
-                "inter_arrival_cycles must be a positive number, got {}",
-                self.inter_arrival_cycles
-            ));
-        }
-        if !(self.time_scale.is_finite() && self.time_scale > 0.0) {
-            return Err(format!(
-                "time_scale must be a positive number, got {}",
-                self.time_scale
-            ));
-        }
+        check_positive(
+            "inter_arrival_cycles (--inter-arrival)",
+            self.inter_arrival_cycles,
+            MAX_INTER_ARRIVAL_CYCLES,
+        )?;
+        check_positive("time_scale (--time-scale)", self.time_scale, 1e6)?;
         if self.task_queue_capacity == 0 {
             return Err("task_queue_capacity must be at least 1".into());
+        }
+        if self.task_queue_capacity > MAX_TASK_QUEUE {
+            return Err(format!(
+                "task_queue_capacity = {} is larger than the {MAX_TASK_QUEUE} supported",
+                self.task_queue_capacity
+            ));
         }
         Ok(())
     }

@@ -22,9 +22,45 @@ pub struct ExploreConfig {
     /// Run the cheap bottleneck ranking (S, B, M alone) at every point.
     pub bottleneck: bool,
     /// A gain below this factor does not count as a limit.
+    #[serde(deserialize_with = "crate::config::lenient_f64")]
     pub threshold: f64,
     /// PE count of the normalization point (with no replication).
     pub baseline_pes: u32,
+}
+
+/// Most points of one exploration (PE counts times scopes).
+pub const MAX_POINTS: usize = 4096;
+
+impl ExploreConfig {
+    /// Every field in its range; messages name the field as `explore.FIELD` and the option.
+    pub fn validate(&self) -> Result<(), String> {
+        let max = pktflow_arch::np::MAX_PES;
+        if let Some(&n) = self.pes.iter().find(|&&n| n == 0 || n > max) {
+            return Err(format!(
+                "explore.pes (--pes): PE count {n} is outside 1 to {max}"
+            ));
+        }
+        if self.pes.len().saturating_mul(self.replications.len()) > MAX_POINTS {
+            return Err(format!(
+                "explore: {} PE counts times {} scopes is more than {MAX_POINTS} points",
+                self.pes.len(),
+                self.replications.len()
+            ));
+        }
+        if self.baseline_pes == 0 || self.baseline_pes > max {
+            return Err(format!(
+                "explore.baseline_pes must be 1 to {max}, got {}",
+                self.baseline_pes
+            ));
+        }
+        if !(self.threshold.is_finite() && (1.0..=1e6).contains(&self.threshold)) {
+            return Err(format!(
+                "explore.threshold (--threshold) must be a factor from 1 to 1e6, got {}",
+                self.threshold
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for ExploreConfig {
@@ -61,8 +97,9 @@ pub struct ExplorePoint {
     pub gbps: f64,
     pub inter_arrival_cycles: f64,
     pub bracket_cycles: [f64; 2],
-    /// Over the baseline (4 PEs, no replication, same mapper).
-    pub speedup: f64,
+    /// Over the baseline (4 PEs, no replication, same mapper); none when an interrupted
+    /// exploration stopped before the baseline was measured.
+    pub speedup: Option<f64>,
     /// Mean busy share of the PEs at the maximum rate.
     pub mean_pe_busy: f64,
     /// Tasks replicated in the mapping found.
@@ -83,11 +120,14 @@ pub struct Explore {
     pub arch: String,
     pub mapper: String,
     pub baseline_pes: u32,
-    pub baseline_packets_per_second: f64,
+    /// None when an interrupted exploration stopped before measuring it.
+    pub baseline_packets_per_second: Option<f64>,
     /// Step 1's measurement: compute cycles per packet of every task.
     pub weights: Vec<(String, f64)>,
     pub points: Vec<ExplorePoint>,
     pub wall_seconds: f64,
+    /// The user interrupted the sweep: `points` are the ones finished.
+    pub interrupted: bool,
 }
 
 fn quick_bottleneck(
@@ -199,7 +239,7 @@ fn point(
         gbps: r.gbps,
         inter_arrival_cycles: r.inter_arrival_cycles,
         bracket_cycles: r.bracket.inter_arrival_cycles,
-        speedup: 0.0,
+        speedup: None,
         mean_pe_busy: busy,
         replicated,
         max_pe_load: log.max_pe_load,
@@ -237,6 +277,7 @@ pub fn explore(
     let prof = p0.measure(cfg, m.start_cycles)?;
     let mut done = 1;
     let mut points = Vec::new();
+    let mut interrupted = false;
     let mut base = None;
     if !base_in_sweep {
         progress(
@@ -244,7 +285,7 @@ pub fn explore(
             total,
             &format!("baseline: {} PEs, none", e.baseline_pes),
         );
-        let b = point(
+        match point(
             spec,
             e.baseline_pes,
             Replication::None,
@@ -253,15 +294,28 @@ pub fn explore(
             m,
             e,
             false,
-        )?;
-        base = Some(b.packets_per_second);
+        ) {
+            Ok(b) => base = Some(b.packets_per_second),
+            Err(_) if pktflow_model::cancel::requested() => interrupted = true,
+            Err(x) => return Err(x),
+        }
         done += 1;
     }
-    for &n in &e.pes {
+    'sweep: for &n in &e.pes {
         for &rep in &e.replications {
+            if interrupted {
+                break 'sweep;
+            }
             let label = format!("{n} PEs, {}", rep_name(rep));
             progress(done, total, &label);
-            let pt = point(spec, n, rep, &prof, cfg, m, e, e.bottleneck)?;
+            let pt = match point(spec, n, rep, &prof, cfg, m, e, e.bottleneck) {
+                Ok(pt) => pt,
+                Err(_) if pktflow_model::cancel::requested() => {
+                    interrupted = true;
+                    break 'sweep;
+                }
+                Err(x) => return Err(x),
+            };
             if n == e.baseline_pes && rep == Replication::None {
                 base = Some(pt.packets_per_second);
             }
@@ -269,10 +323,11 @@ pub fn explore(
             done += 1;
         }
     }
-    progress(total, total, "done");
-    let base = base.expect("baseline measured");
+    if !interrupted {
+        progress(total, total, "done");
+    }
     for pt in &mut points {
-        pt.speedup = pt.packets_per_second / base;
+        pt.speedup = base.map(|b| pt.packets_per_second / b);
     }
     Ok(Explore {
         app: spec.app.clone(),
@@ -288,6 +343,7 @@ pub fn explore(
             .collect(),
         points,
         wall_seconds: t0.elapsed().as_secs_f64(),
+        interrupted,
     })
 }
 

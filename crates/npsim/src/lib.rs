@@ -88,3 +88,16 @@ pub fn simulate(
 ) -> Result<SimReport, String> {
     Sim::new(arch, pe_count, mapping, names, cfg)?.run(src)
 }
+
+/// [`simulate`] calling `progress(packets_injected)` now and then (every 65,536 events).
+pub fn simulate_with(
+    arch: &pktflow_arch::np::NpArch,
+    pe_count: u32,
+    mapping: &Mapping,
+    names: Vec<String>,
+    cfg: &SimConfig,
+    src: &mut dyn TraceSource,
+    progress: &mut dyn FnMut(u64),
+) -> Result<SimReport, String> {
+    Sim::new(arch, pe_count, mapping, names, cfg)?.run_with(src, progress)
+}

@@ -10,15 +10,47 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct MaxRateConfig {
     /// Relative tolerance of the keep-up test.
+    #[serde(deserialize_with = "crate::config::lenient_f64")]
     pub tolerance: f64,
     /// Stop when (hi - lo) / hi is below this.
+    #[serde(deserialize_with = "crate::config::lenient_f64")]
     pub precision: f64,
     /// Also require no drop by the NP during the window.
     pub zero_drop: bool,
     /// Simulations at most.
     pub max_runs: u32,
     /// First inter-arrival time tried, cycles.
+    #[serde(deserialize_with = "crate::config::lenient_f64")]
     pub start_cycles: f64,
+}
+
+impl MaxRateConfig {
+    /// Every field in its range; messages name the field as `search.FIELD`.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.tolerance.is_finite() && (0.0..1.0).contains(&self.tolerance)) {
+            return Err(format!(
+                "search.tolerance (--tolerance) must be a number from 0 to below 1 (a relative tolerance), got {}",
+                self.tolerance
+            ));
+        }
+        if !(self.precision.is_finite() && self.precision > 0.0 && self.precision < 1.0) {
+            return Err(format!(
+                "search.precision (--precision) must be a number between 0 and 1 (a relative bracket width), got {}",
+                self.precision
+            ));
+        }
+        if self.max_runs == 0 || self.max_runs > 1000 {
+            return Err(format!(
+                "search.max_runs must be 1 to 1000, got {}",
+                self.max_runs
+            ));
+        }
+        crate::config::check_positive(
+            "search.start_cycles",
+            self.start_cycles,
+            crate::config::MAX_INTER_ARRIVAL_CYCLES,
+        )
+    }
 }
 
 impl Default for MaxRateConfig {
@@ -68,18 +100,38 @@ pub struct MaxRate {
 
 /// Bisection over the inter-arrival time; `run(ia)` simulates at inter-arrival `ia` cycles.
 pub fn max_rate(
-    mut run: impl FnMut(f64) -> Result<SimReport, String>,
+    run: impl FnMut(f64) -> Result<SimReport, String>,
     cfg: &MaxRateConfig,
 ) -> Result<MaxRate, String> {
-    if !(cfg.start_cycles.is_finite() && cfg.start_cycles > 0.0) {
-        return Err("start_cycles must be positive".into());
+    max_rate_with(run, cfg, &mut |_, _, _| {})
+}
+
+/// Simulations a bisection still needs to shrink a bracket of relative width `width` below
+/// `precision`.
+fn halvings(width: f64, precision: f64) -> usize {
+    if width <= precision {
+        0
+    } else {
+        (width / precision).log2().ceil().max(0.0) as usize
     }
-    if !(cfg.precision > 0.0 && cfg.tolerance >= 0.0) {
-        return Err("precision must be positive and tolerance non-negative".into());
-    }
+}
+
+/// [`max_rate`] calling `progress(done, estimated_total, inter_arrival)` before each
+/// simulation (the total is an estimate: the bisection's length depends on where it lands).
+pub fn max_rate_with(
+    mut run: impl FnMut(f64) -> Result<SimReport, String>,
+    cfg: &MaxRateConfig,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> Result<MaxRate, String> {
+    cfg.validate()?;
     let mut probes = Vec::new();
     let mut runs = 0u32;
-    let mut probe = |ia: f64, probes: &mut Vec<Probe>| -> Result<(bool, SimReport), String> {
+    let mut probe = |ia: f64,
+                     left: usize,
+                     probes: &mut Vec<Probe>|
+     -> Result<(bool, SimReport), String> {
+        pktflow_model::cancel::check().map_err(|e| e.to_string())?;
+        progress(probes.len(), probes.len() + left, ia);
         runs += 1;
         if runs > cfg.max_runs {
             return Err(format!(
@@ -108,7 +160,9 @@ pub fn max_rate(
         Ok((ok, r))
     };
     let mut x = cfg.start_cycles;
-    let (ok, r) = probe(x, &mut probes)?;
+    // Before a bracket: this probe, one more to bracket, then the halvings of a factor-2 bracket.
+    let unbracketed = 2 + halvings(0.5, cfg.precision);
+    let (ok, r) = probe(x, unbracketed, &mut probes)?;
     let (mut lo, mut hi, mut best);
     if ok {
         best = r;
@@ -118,7 +172,7 @@ pub fn max_rate(
             if x < 1e-3 {
                 return Err("the NP keeps up at any rate (the workload takes no time)".into());
             }
-            let (ok, r) = probe(x, &mut probes)?;
+            let (ok, r) = probe(x, unbracketed - 1, &mut probes)?;
             if ok {
                 hi = x;
                 best = r;
@@ -131,7 +185,13 @@ pub fn max_rate(
         lo = x;
         loop {
             x *= 2.0;
-            let (ok, r) = probe(x, &mut probes)?;
+            if x > crate::config::MAX_INTER_ARRIVAL_CYCLES {
+                return Err(format!(
+                    "the NP keeps up at no rate: it falls behind even with {:e} cycles between packets",
+                    x / 2.0
+                ));
+            }
+            let (ok, r) = probe(x, unbracketed - 1, &mut probes)?;
             if ok {
                 hi = x;
                 best = r;
@@ -142,7 +202,7 @@ pub fn max_rate(
     }
     while (hi - lo) / hi > cfg.precision {
         let mid = 0.5 * (lo + hi);
-        let (ok, r) = probe(mid, &mut probes)?;
+        let (ok, r) = probe(mid, halvings((hi - lo) / hi, cfg.precision), &mut probes)?;
         if ok {
             hi = mid;
             best = r;

@@ -148,7 +148,7 @@ struct Res {
 impl Res {
     fn new(name: String, occ: u64, pip_r: u64, pip_w: u64, cap: usize, storage: usize) -> Res {
         Res {
-            q: VecDeque::with_capacity(cap + 1),
+            q: VecDeque::with_capacity((cap + 1).min(64)),
             busy: false,
             cur: NONE,
             occ,
@@ -285,6 +285,17 @@ impl Sim {
         cfg: &SimConfig,
     ) -> Result<Sim, String> {
         cfg.validate()?;
+        if pe_count > pktflow_arch::np::MAX_PES {
+            return Err(format!(
+                "the run needs {pe_count} PEs, more than the {} supported{}",
+                pktflow_arch::np::MAX_PES,
+                if cfg.ideal.infinite_pes {
+                    " (idealization I gives every task PEs of its own: use fewer PEs)"
+                } else {
+                    ""
+                }
+            ));
+        }
         let mut a = arch.clone();
         a.np.pe_count = pe_count;
         let errs: Vec<String> = a
@@ -502,7 +513,7 @@ impl Sim {
                     pes[p as usize].tasks.push(i as u32);
                 }
                 Task {
-                    q: VecDeque::with_capacity(cfg.task_queue_capacity as usize),
+                    q: VecDeque::with_capacity((cfg.task_queue_capacity as usize).min(1024)),
                     pes: t.pes.clone(),
                     rr: 0,
                     running: 0,
@@ -661,13 +672,28 @@ impl Sim {
     }
 
     /// Run until the source ends (or `cfg.packets` are injected) and every packet has left.
-    pub fn run(mut self, src: &mut dyn TraceSource) -> Result<SimReport, String> {
+    pub fn run(self, src: &mut dyn TraceSource) -> Result<SimReport, String> {
+        self.run_with(src, &mut |_| {})
+    }
+
+    /// [`Sim::run`] calling `progress(packets_injected)` every 65,536 events.
+    pub fn run_with(
+        mut self,
+        src: &mut dyn TraceSource,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<SimReport, String> {
         let wall = Instant::now();
         self.push(0, Kind::Arrive, 0);
         while let Some(ev) = self.heap.pop() {
             debug_assert!(ev.t >= self.now);
             self.now = ev.t;
             self.events += 1;
+            if self.events & 0xfff == 0 {
+                pktflow_model::cancel::check().map_err(|e| e.to_string())?;
+                if self.events & 0xffff == 0 {
+                    progress(self.injected);
+                }
+            }
             match ev.kind {
                 Kind::Arrive => self.arrive(src)?,
                 Kind::Inject => self.inject(ev.idx),

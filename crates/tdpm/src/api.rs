@@ -18,6 +18,9 @@ pub struct Request {
     pub app: String,
     #[serde(default = "default_arch")]
     pub arch: String,
+    /// Overrides of the architecture's parameters, `KEY=VALUE` in TOML syntax.
+    #[serde(default)]
+    pub arch_set: Vec<String>,
     #[serde(default = "default_mapper")]
     pub mapper: String,
     /// MEs for the application (default: all the architecture leaves to it).
@@ -28,13 +31,13 @@ pub struct Request {
     #[serde(default = "default_seed")]
     pub seed: u64,
     /// Offered load, Gb/s (the forwarding rate is capped by it); none = uncapped.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_opt_f64")]
     pub offered_gbps: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_opt_f64")]
     pub critical_threshold: Option<f64>,
     /// Bytes per packet for the Gb/s figures (default: the graph's, i.e. the mean wire size of
     /// the functional run for Click apps; the paper's setting is 64).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient_opt_f64")]
     pub packet_bytes: Option<f64>,
     #[serde(default)]
     pub dot: bool,
@@ -45,6 +48,82 @@ pub struct Request {
     /// instances).
     #[serde(default)]
     pub unchecked_engines: bool,
+}
+
+/// An optional number: JSON number, null, or `"NaN"`/`"Infinity"`/`"-Infinity"` (so that
+/// validation, not the JSON parser, names the option).
+fn lenient_opt_f64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    struct W(#[serde(deserialize_with = "pktflow_npsim::config::lenient_f64")] f64);
+    Ok(Option::<W>::deserialize(d)?.map(|w| w.0))
+}
+
+/// Largest request, bytes.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// Largest synthetic packet count of the functional run.
+pub const MAX_PACKETS: u64 = 100_000_000;
+
+/// Parse a map request; a bad value is reported as `KEY: what` (each key is tried alone, with
+/// `app`, to find the one refused).
+pub fn parse_request(request: &str) -> Result<Request, TdpmError> {
+    let bad = |m: String| TdpmError::Request(format!("bad map request: {m}"));
+    if request.len() > MAX_REQUEST_BYTES {
+        return Err(bad(format!(
+            "{} bytes, at most {MAX_REQUEST_BYTES}",
+            request.len()
+        )));
+    }
+    let v: serde_json::Value = serde_json::from_str(request).map_err(|e| bad(e.to_string()))?;
+    let r = Request::deserialize(&v).map_err(|e| {
+        if let Some(o) = v.as_object() {
+            for (k, x) in o {
+                let mut one = serde_json::Map::new();
+                one.insert("app".into(), json!("x"));
+                one.insert(k.clone(), x.clone());
+                if let Err(e1) = Request::deserialize(&serde_json::Value::Object(one)) {
+                    return bad(format!("{k}: {e1}"));
+                }
+            }
+        }
+        bad(e.to_string())
+    })?;
+    let req = |m: String| TdpmError::Request(m);
+    if r.packets == 0 || r.packets > MAX_PACKETS {
+        return Err(req(format!(
+            "packets (--packets) must be 1 to {MAX_PACKETS}, got {}",
+            r.packets
+        )));
+    }
+    if let Some(e) = r.engines {
+        if e == 0 || e > pktflow_arch::np::MAX_PES {
+            return Err(req(format!(
+                "engines (--engines) must be 1 to {}, got {e}",
+                pktflow_arch::np::MAX_PES
+            )));
+        }
+    }
+    if let Some(o) = r.offered_gbps {
+        if !(o.is_finite() && o > 0.0 && o <= 1e6) {
+            return Err(req(format!(
+                "offered_gbps (--offered-gbps) must be a positive number of Gb/s up to 1e6, got {o}"
+            )));
+        }
+    }
+    if let Some(b) = r.packet_bytes {
+        if !(b.is_finite() && b > 0.0 && b <= 1e6) {
+            return Err(req(format!(
+                "packet_bytes (--packet-bytes) must be a positive number of bytes up to 1e6, got {b}"
+            )));
+        }
+    }
+    if let Some(t) = r.critical_threshold {
+        if !(t.is_finite() && (0.0..=1.0).contains(&t)) {
+            return Err(req(format!(
+                "critical_threshold must be in [0, 1], got {t}"
+            )));
+        }
+    }
+    Ok(r)
 }
 
 fn default_arch() -> String {
@@ -89,9 +168,8 @@ pub fn load_graph(
 }
 
 pub fn map_json(request: &str) -> Result<String, TdpmError> {
-    let r: Request = serde_json::from_str(request)
-        .map_err(|e| TdpmError::Request(format!("bad map request: {e}")))?;
-    let arch = pktflow_arch::Arch::load(&r.arch).map_err(TdpmError::Machine)?;
+    let r = parse_request(request)?;
+    let arch = pktflow_arch::Arch::load_with(&r.arch, &r.arch_set).map_err(TdpmError::Machine)?;
     let np = arch.as_np().ok_or_else(|| {
         TdpmError::Machine(format!(
             "architecture '{}' is not a network processor (use ixp2400)",
@@ -130,7 +208,24 @@ pub fn map_json(request: &str) -> Result<String, TdpmError> {
     let mut doc = report(&model, &plan, r.offered_gbps);
     let o = doc.as_object_mut().expect("object");
     o.insert("arch".into(), json!(r.arch));
-    o.insert("mapper_seconds".into(), json!(secs));
+    o.insert("timing".into(), json!({"mapper_seconds": secs}));
+    o.insert(
+        "settings".into(),
+        json!({
+            "app": r.app,
+            "arch": r.arch,
+            "arch_set": r.arch_set,
+            "mapper": r.mapper,
+            "engines": engines,
+            "packets": r.packets,
+            "seed": r.seed,
+            "offered_gbps": r.offered_gbps,
+            "critical_threshold": opts.critical_threshold,
+            "packet_bytes": g.packet_bytes,
+            "unchecked_engines": r.unchecked_engines,
+            "architecture": arch.to_json(),
+        }),
+    );
     if r.dot {
         o.insert("dot".into(), json!(to_dot(&model, &plan)));
     }

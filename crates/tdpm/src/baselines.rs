@@ -35,6 +35,12 @@ pub const MAPPERS: &[&str] = &[
 
 /// Run the mapper called `name`.
 pub fn map(model: &Model, name: &str, opts: &Options) -> Result<Plan, TdpmError> {
+    let plan = map_uninterrupted(model, name, opts)?;
+    pktflow_model::cancel::check().map_err(|c| TdpmError::Request(c.to_string()))?;
+    Ok(plan)
+}
+
+fn map_uninterrupted(model: &Model, name: &str, opts: &Options) -> Result<Plan, TdpmError> {
     match name {
         "tdpm" | "tdpm-all" => heuristic::tdpm(
             model,

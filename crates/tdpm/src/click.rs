@@ -132,6 +132,9 @@ pub fn from_click(
     let mut packets = 0u64;
     let mut wire = 0u64;
     while let Some(t) = run.next_trace().map_err(TdpmError::App)? {
+        if packets & 0x3ff == 0 {
+            pktflow_model::cancel::check().map_err(|c| TdpmError::Request(c.to_string()))?;
+        }
         packets += 1;
         wire += t.wire_bytes as u64;
         for (k, v) in t.visits.iter().enumerate() {

@@ -362,10 +362,39 @@ impl PpfGraph {
     /// Parse a graph file: JSON when the text starts with `{`, else TOML.
     pub fn from_text(text: &str, file: &str) -> Result<PpfGraph, TdpmError> {
         let f: GraphFile = if text.trim_start().starts_with('{') {
-            serde_json::from_str(text).map_err(|e| TdpmError::Parse(format!("{file}: {e}")))?
+            serde_json::from_str(text).map_err(|e| {
+                TdpmError::Parse(if e.line() > 0 {
+                    let msg = e.to_string();
+                    let msg = msg
+                        .rsplit_once(" at line ")
+                        .map_or(msg.as_str(), |(m, _)| m)
+                        .to_string();
+                    format!("{file}:{}: {msg}", e.line())
+                } else {
+                    format!("{file}: {e}")
+                })
+            })?
         } else {
-            toml::from_str(text)
-                .map_err(|e| TdpmError::Parse(format!("{file}: {}", e.to_string().trim_end())))?
+            toml::from_str(text).map_err(|e| {
+                let msg = one_line(e.message());
+                let at = e
+                    .span()
+                    .map(|sp| {
+                        let line = text[..sp.start.min(text.len())].matches('\n').count() + 1;
+                        // The key on that line, unless the message names it already.
+                        let key = text
+                            .lines()
+                            .nth(line - 1)
+                            .and_then(|l| l.split_once('='))
+                            .map(|(k, _)| k.trim().to_string())
+                            .filter(|k| !k.is_empty() && !msg.contains(&format!("`{k}`")))
+                            .map(|k| format!(" {k}:"))
+                            .unwrap_or_default();
+                        format!(":{line}:{key}")
+                    })
+                    .unwrap_or_else(|| ":".into());
+                TdpmError::Parse(format!("{file}{at} {msg}"))
+            })?
         };
         let name = if f.name.is_empty() { file } else { &f.name };
         PpfGraph::new(name, f.ppfs, &f.channels, f.packet_bytes)
@@ -373,6 +402,16 @@ impl PpfGraph {
     }
 
     pub fn load(path: &std::path::Path) -> Result<PpfGraph, TdpmError> {
+        const MAX_BYTES: u64 = 16 << 20;
+        if let Ok(m) = std::fs::metadata(path) {
+            if m.len() > MAX_BYTES {
+                return Err(TdpmError::Parse(format!(
+                    "{}: {} bytes is too large for a PPF graph file (at most {MAX_BYTES})",
+                    path.display(),
+                    m.len()
+                )));
+            }
+        }
         let text = std::fs::read_to_string(path)
             .map_err(|e| TdpmError::Parse(format!("{}: {e}", path.display())))?;
         PpfGraph::from_text(&text, &path.display().to_string())
@@ -429,6 +468,15 @@ impl PpfGraph {
         }
         order
     }
+}
+
+/// A multi-line parser message as one line.
+fn one_line(msg: &str) -> String {
+    msg.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(": ")
 }
 
 #[cfg(test)]

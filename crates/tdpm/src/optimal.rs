@@ -65,6 +65,8 @@ struct Search<'a, 'g> {
     ppf_cs: Vec<f64>,
     bnb: bool,
     nodes: u64,
+    /// The user interrupted the search (Ctrl-C).
+    cancelled: bool,
 }
 
 pub fn optimal(model: &Model, limits: &Limits) -> Result<Plan, TdpmError> {
@@ -93,6 +95,9 @@ pub fn optimal(model: &Model, limits: &Limits) -> Result<Plan, TdpmError> {
     }
     let mut label = vec![usize::MAX; m];
     s.partitions_rec(&mut label, 0, 0);
+    if s.cancelled {
+        return Err(TdpmError::Request(pktflow_model::cancel::MESSAGE.into()));
+    }
     let mapping = s.best.take().expect("an incumbent exists");
     let eval = model.evaluate(&mapping)?;
     Ok(Plan {
@@ -166,6 +171,7 @@ fn searcher<'a, 'g>(model: &'a Model<'g>, best_h: f64, bnb: bool) -> Search<'a, 
         pos,
         bnb,
         nodes: 0,
+        cancelled: false,
     }
 }
 
@@ -174,6 +180,10 @@ impl Search<'_, '_> {
     /// 1 + the largest block so far. With branch and bound, a partial partition is extended
     /// only when [`Search::can_beat`] says some completion might beat the best found.
     fn partitions_rec(&mut self, label: &mut Vec<usize>, d: usize, blocks: usize) {
+        if self.cancelled || (self.nodes & 0x3ff == 0 && pktflow_model::cancel::requested()) {
+            self.cancelled = true;
+            return;
+        }
         let m = label.len();
         if d == m {
             self.partitions += 1;

@@ -210,6 +210,11 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
     }
 
     pub fn score(&mut self) -> Option<Score> {
+        // Ctrl-C ends the search as an exhausted budget would; `baselines::map` then reports
+        // the interruption instead of the partial result.
+        if pktflow_model::cancel::requested() {
+            self.budget = self.steps.evaluations;
+        }
         self.score_impl(true)
     }
 
