@@ -75,6 +75,9 @@ def main(argv: Optional[list[str]] = None) -> None:
     try:
         rc = app(args=argv, standalone_mode=False, prog_name="pktflow")
         # Without standalone mode, click returns the code of a typer.Exit instead of raising it.
+        # Click also turns a KeyboardInterrupt it catches into a returned 130.
+        if rc == 130:
+            _stop(130, "interrupted")
         if isinstance(rc, int) and rc != 0:
             sys.stdout.flush()
             sys.exit(rc)
