@@ -451,6 +451,16 @@ impl Network {
         id
     }
 
+    /// Packets waiting in the source queue of `node` (not yet started).
+    pub fn source_queue_len(&self, node: usize) -> usize {
+        self.srcq[node].len()
+    }
+
+    /// True when no packet is queued, being injected or inside the network.
+    pub fn idle(&self) -> bool {
+        self.packets_created == self.packets_delivered && self.delivered.is_empty()
+    }
+
     /// Packets waiting in source queues (not yet started).
     pub fn queued_packets(&self) -> usize {
         self.srcq.iter().map(|q| q.len()).sum()
