@@ -16,7 +16,7 @@ use crate::routing::{
 };
 use crate::sim::setup::setup_times;
 use crate::sim::stream::{
-    run_stream, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult,
+    run_stream_with, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult,
 };
 use crate::sim::synthetic::{zero_load_latency, Pattern, SynthConfig};
 use crate::sim::PacketRouting;
@@ -458,6 +458,8 @@ pub fn map_graph(r: &StreamReqJson) -> Result<Mapped> {
 #[derive(Serialize)]
 pub struct RouteOutcome {
     pub routing: String,
+    /// What actually carries the streams: the requested routing, or `dor` after a fallback.
+    pub used: String,
     /// Disjoint circuits in use (tentacle/negotiated/exact success).
     pub circuits: bool,
     /// A disjoint-path router failed and every stream fell back to packet DOR.
@@ -489,6 +491,11 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
             let circuits = paths.is_some();
             RouteOutcome {
                 routing: name.to_string(),
+                used: if circuits {
+                    name.to_string()
+                } else {
+                    "dor".into()
+                },
                 circuits,
                 fallback: !circuits,
                 failed_stream: failed,
@@ -507,6 +514,7 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
     let mut out = match kind {
         RoutingKind::Dor | RoutingKind::Adaptive => RouteOutcome {
             routing: name.into(),
+            used: name.into(),
             circuits: false,
             fallback: false,
             failed_stream: None,
@@ -526,6 +534,7 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
         },
         RoutingKind::Ideal => RouteOutcome {
             routing: name.into(),
+            used: name.into(),
             circuits: false,
             fallback: false,
             failed_stream: None,
@@ -594,10 +603,17 @@ pub fn mapped_graph(m: &Mapped, tile_of: &[usize]) -> MappedGraph {
             .iter()
             .map(|s| (s.src, s.dst, s.items.ceil() as u64))
             .collect(),
+        delays: m
+            .part
+            .streams
+            .iter()
+            .map(|s| s.delay.floor() as u64)
+            .collect(),
     }
 }
 
-/// Simulate at each scale; returns the points and the saturation (maximum) throughput.
+/// Simulate at each scale; returns the points, the saturation (maximum) throughput (NaN when
+/// there is no point) and whether Ctrl-C stopped the sweep (the points finished are returned).
 pub fn simulate(
     m: &Mapped,
     ro: &RouteOutcome,
@@ -606,9 +622,26 @@ pub fn simulate(
     r: &StreamReqJson,
     tile_of: &[usize],
 ) -> Result<(Vec<StreamRunResult>, f64)> {
+    let (p, s, _) = simulate_with(m, ro, comm, scales, r, tile_of, &mut |_, _, _| {})?;
+    Ok((p, s))
+}
+
+/// `simulate` with `progress(cycles done, cycles in all, label)`.
+pub fn simulate_with(
+    m: &Mapped,
+    ro: &RouteOutcome,
+    comm: Comm,
+    scales: &[f64],
+    r: &StreamReqJson,
+    tile_of: &[usize],
+    progress: &mut dyn FnMut(u64, u64, &str),
+) -> Result<(Vec<StreamRunResult>, f64, bool)> {
     let g = mapped_graph(m, tile_of);
     let mut pts = Vec::new();
-    for &s in scales {
+    let per = r.warmup + r.measure;
+    let total = per.saturating_mul(scales.len() as u64);
+    let mut interrupted = false;
+    for (i, &s) in scales.iter().enumerate() {
         let cfg = StreamRunConfig {
             comm,
             scale: s,
@@ -617,14 +650,31 @@ pub fn simulate(
             buffer_iterations: r.buffer_iterations,
             buffer_items: r.buffer_items,
         };
-        pts.push(run_stream(&m.arch, &g, &ro.fabric, &cfg)?);
+        let label = format!("scale {s:.4} ({}/{})", i + 1, scales.len());
+        let base = per * i as u64;
+        match run_stream_with(&m.arch, &g, &ro.fabric, &cfg, &mut |c| {
+            progress(base + c, total, &label)
+        }) {
+            Ok(p) => pts.push(p),
+            Err(NocError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
-    let sat = pts.iter().map(|p| p.throughput).fold(0.0, f64::max);
-    Ok((pts, sat))
+    let sat = pts.iter().map(|p| p.throughput).fold(f64::NAN, f64::max);
+    Ok((pts, sat, interrupted))
 }
 
 /// Map, route and simulate a stream graph. See `StreamReqJson` for the request fields.
 pub fn stream_run(req_json: &str) -> Result<String> {
+    stream_run_with(req_json, &mut |_, _, _| {})
+}
+
+/// `stream_run` with `progress(cycles done, cycles in all, label)` during the simulation. On
+/// Ctrl-C during the simulation it returns the points finished with `"interrupted": true`.
+pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) -> Result<String> {
     let r = StreamReqJson::parse(req_json, "stream_run request")?;
     let comm = match r.comm.to_ascii_lowercase().as_str() {
         "push" => Comm::Push,
@@ -711,10 +761,10 @@ pub fn stream_run(req_json: &str) -> Result<String> {
         r.scales.clone()
     };
     let t_sim = Instant::now();
-    let (points, sat) = if r.no_sim {
-        (Vec::new(), f64::NAN)
+    let (points, sat, interrupted) = if r.no_sim {
+        (Vec::new(), f64::NAN, false)
     } else {
-        simulate(&m, &ro, comm, &scales, &r, &tile_of)?
+        simulate_with(&m, &ro, comm, &scales, &r, &tile_of, progress)?
     };
     let (mx, over) = contention(&loads);
     let (dmx, dover) = contention(&dor_loads);
@@ -750,7 +800,10 @@ pub fn stream_run(req_json: &str) -> Result<String> {
         "max_link_load": mx, "contended_links": over,
         "dor_max_link_load": dmx, "dor_contended_links": dover,
         "setup": setup,
-        "points": points, "saturation_throughput": sat, "throughput_unit": "steady-state iterations per 1000 cycles",
+        "points": points, "interrupted": interrupted,
+        "saturation_throughput": if sat.is_nan() { Value::Null } else { json!(sat) },
+        "throughput_unit": "steady-state iterations per 1000 cycles",
+        "routing_requested": r.routing, "routing_used": ro.used,
         "timings": {"partition_s": m.t_partition, "layout_s": m.t_layout, "routing_s": ro.seconds, "simulation_s": t_sim.elapsed().as_secs_f64()},
         "arch": m.arch,
     })
@@ -761,11 +814,26 @@ pub fn stream_run(req_json: &str) -> Result<String> {
 /// the annealed layout, which routers find disjoint paths.
 pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<String> {
     let r = StreamReqJson::parse(req_json, "perturbed_routing request")?;
+    if trials == 0 || trials > 100_000 {
+        return Err(NocError::Field {
+            field: "trials".into(),
+            msg: format!("must be an integer from 1 to 100000, got {trials}"),
+        });
+    }
+    if swaps > 1_000_000 {
+        return Err(NocError::Field {
+            field: "swaps".into(),
+            msg: format!("must be an integer from 0 to 1000000, got {swaps}"),
+        });
+    }
     let m = map_graph(&r)?;
     let names = ["tentacle", "tentacle_retry", "negotiated", "exact"];
     let mut ok = [0usize; 4];
     let mut proven_infeasible = 0;
     for t in 0..trials {
+        if pktflow_model::cancel::requested() {
+            return Err(NocError::Interrupted);
+        }
         let tile_of = crate::layout::perturb(
             &m.mesh,
             &m.layout,
@@ -840,7 +908,7 @@ mod tests {
         assert!(noc_sweep(r#"{"rates":[0.1],"vcs":0}"#)
             .unwrap_err()
             .to_string()
-            .contains("virtual_channels"));
+            .starts_with("vcs must be"));
         assert!(stream_run(r#"{"graph":"Nope"}"#)
             .unwrap_err()
             .to_string()
@@ -851,6 +919,96 @@ mod tests {
                 .to_string()
                 .contains("pull")
         );
+    }
+
+    /// Every numeric field of both requests, given a value out of its range (zero where at
+    /// least 1 is needed, negative, fractional, non-numeric, huge), is refused with one line
+    /// that starts with the field's name; nothing is simulated.
+    #[test]
+    fn every_numeric_field_is_checked_by_name() {
+        let bad = [
+            "-1",
+            "-5",
+            "1.5",
+            "\"NaN\"",
+            "1e300",
+            "true",
+            "18446744073709551616",
+        ];
+        let sweep_fields = [
+            ("vcs", true),
+            ("buffer", true),
+            ("packet_flits", true),
+            ("warmup", false),
+            ("measure", true),
+            ("drain", false),
+            ("seed", false),
+        ];
+        for (field, min1) in sweep_fields {
+            let mut vals: Vec<&str> = bad.to_vec();
+            if min1 {
+                vals.push("0");
+            }
+            for v in vals {
+                if field == "seed" && v == "1e300" {
+                    continue; // not integral-in-range either way; covered by "1.5"
+                }
+                let req = format!(r#"{{"mesh":"2x2","rates":[0.1],"{field}":{v}}}"#);
+                let e = noc_sweep(&req).unwrap_err().to_string();
+                assert!(e.starts_with(&format!("{field} must be")), "{req}: {e}");
+                assert!(!e.contains('\n'));
+            }
+        }
+        for v in ["-0.1", "1.5", "\"NaN\"", "\"inf\"", "1e400"] {
+            let req = format!(r#"{{"mesh":"2x2","rates":[0.1,{v}]}}"#);
+            let e = noc_sweep(&req).unwrap_err().to_string();
+            assert!(
+                e.starts_with("rates[1] must be") || e.starts_with("malformed noc_sweep"),
+                "{req}: {e}"
+            );
+        }
+        assert!(
+            noc_sweep(r#"{"mesh":"2x2","rates":[0.1],"hotspot_fraction":2}"#)
+                .unwrap_err()
+                .to_string()
+                .starts_with("hotspot_fraction must be")
+        );
+        for (field, min1) in [
+            ("warmup", false),
+            ("measure", true),
+            ("seed", false),
+            ("anneal_moves", false),
+            ("retries", false),
+            ("buffer_iterations", true),
+            ("buffer_items", false),
+            ("exact_budget", true),
+            ("vcs", true),
+            ("buffer", true),
+        ] {
+            let mut vals: Vec<&str> = bad.to_vec();
+            if min1 {
+                vals.push("0");
+            }
+            for v in vals {
+                if field == "seed" && v == "1e300" {
+                    continue;
+                }
+                let req = format!(r#"{{"graph":"FMRadio","{field}":{v}}}"#);
+                let e = stream_run(&req).unwrap_err().to_string();
+                assert!(e.starts_with(&format!("{field} must be")), "{req}: {e}");
+            }
+        }
+        for v in ["-1", "\"NaN\"", "1e300"] {
+            let req = format!(r#"{{"graph":"FMRadio","scales":[{v}]}}"#);
+            let e = stream_run(&req).unwrap_err().to_string();
+            assert!(e.starts_with("scales[0] must be"), "{req}: {e}");
+        }
+        for m in ["1000x1000", "256x512", "99999999999999999999x2", "0x4"] {
+            let e = noc_sweep(&format!(r#"{{"mesh":"{m}","rates":[0.1]}}"#))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(m), "{m}: {e}");
+        }
     }
 
     #[test]

@@ -158,7 +158,7 @@ fn int_value(key: &str, v: &Value, min: u64, max: u64, unit: &str) -> Result<u64
             if let Some(u) = n.as_u64() {
                 Some(u)
             } else if let Some(f) = n.as_f64() {
-                (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f <= u64::MAX as f64)
+                (f.is_finite() && f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0)
                     .then_some(f as u64)
             } else {
                 None

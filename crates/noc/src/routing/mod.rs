@@ -700,7 +700,9 @@ impl ExactState<'_> {
             return false;
         }
         self.expansions += 1;
-        if self.expansions > self.budget {
+        if self.expansions > self.budget
+            || (self.expansions & 4095 == 0 && pktflow_model::cancel::requested())
+        {
             self.exhausted = true;
             return false;
         }

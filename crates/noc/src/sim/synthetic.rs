@@ -335,6 +335,7 @@ pub fn run_point_with(
     let mut ej0 = 0;
     let mut ej1 = None;
     let n = mesh.nodes();
+    progress(0);
     let mut t = 0u64;
     while t < end {
         if t & 255 == 0 {
