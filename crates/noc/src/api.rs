@@ -57,6 +57,8 @@ fn packet_routing(name: &str) -> Result<PacketRouting> {
 
 /// Longest warm-up, measurement or drain accepted, cycles.
 pub const MAX_CYCLES: u64 = 1_000_000_000;
+/// Offered loads of a sweep whose request lists none, flits/node/cycle.
+pub const DEFAULT_RATES: [f64; 3] = [0.1, 0.2, 0.3];
 /// Most load points in one sweep.
 pub const MAX_RATES: usize = 1000;
 /// Longest packet accepted, flits.
@@ -123,12 +125,17 @@ pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) 
     let seed = f.int("seed", 1, 0, u64::MAX, "")?;
     let hotspot_fraction = f.num_opt("hotspot_fraction", 0.0, 1.0, "")?;
     let arch_over = f.object("arch")?;
-    if rates.is_empty() {
-        return Err(NocError::Field {
-            field: "rates".into(),
-            msg: "must list at least one offered load".into(),
-        });
-    }
+    let rates = if f.has("rates") {
+        if rates.is_empty() {
+            return Err(NocError::Field {
+                field: "rates".into(),
+                msg: "must list at least one offered load".into(),
+            });
+        }
+        rates
+    } else {
+        DEFAULT_RATES.to_vec()
+    };
     let arch = arch_for(&mesh_s, &arch_over, vcs, buffer)?;
     let mesh = Mesh::new(arch.cols, arch.rows)?;
     let routing = packet_routing(&routing_s)?;
@@ -265,7 +272,7 @@ pub struct StreamReqJson {
     pub graph: String,
     #[serde(default = "d_mesh4")]
     pub mesh: String,
-    #[serde(default = "d_dor")]
+    #[serde(default = "d_tentacle")]
     pub routing: String,
     #[serde(default = "d_push")]
     pub comm: String,
@@ -300,9 +307,6 @@ pub struct StreamReqJson {
 }
 fn d_mesh4() -> String {
     "4x4".into()
-}
-fn d_dor() -> String {
-    "dor".into()
 }
 fn d_warm() -> u64 {
     10_000
@@ -359,7 +363,7 @@ impl StreamReqJson {
         Ok(StreamReqJson {
             graph,
             mesh: f.string("mesh", "4x4")?,
-            routing: f.string("routing", "dor")?,
+            routing: f.string("routing", "tentacle")?,
             comm: f.string("comm", "push")?,
             scales: f.num_list(
                 "scales",
@@ -397,6 +401,9 @@ impl StreamReqJson {
     }
 }
 
+fn d_tentacle() -> String {
+    "tentacle".into()
+}
 fn d_push() -> String {
     "push".into()
 }
@@ -470,6 +477,8 @@ pub struct RouteOutcome {
     #[serde(skip)]
     pub fabric: FabricKind,
     pub paths: Option<Vec<Vec<u8>>>,
+    /// Wall-clock routing time (reported under `timing`).
+    #[serde(skip)]
     pub seconds: f64,
 }
 
@@ -804,7 +813,7 @@ pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str))
         "saturation_throughput": if sat.is_nan() { Value::Null } else { json!(sat) },
         "throughput_unit": "steady-state iterations per 1000 cycles",
         "routing_requested": r.routing, "routing_used": ro.used,
-        "timings": {"partition_s": m.t_partition, "layout_s": m.t_layout, "routing_s": ro.seconds, "simulation_s": t_sim.elapsed().as_secs_f64()},
+        "timing": {"partition_s": m.t_partition, "layout_s": m.t_layout, "routing_s": ro.seconds, "simulation_s": t_sim.elapsed().as_secs_f64()},
         "arch": m.arch,
     })
     .to_string())

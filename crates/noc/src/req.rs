@@ -65,6 +65,11 @@ impl Fields {
         Ok(Fields { obj })
     }
 
+    /// Is the field present (and not null)?
+    pub fn has(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
     fn get(&self, key: &str) -> Option<&Value> {
         self.obj.get(key).filter(|v| !v.is_null())
     }
