@@ -1012,6 +1012,10 @@ mod tests {
             let e = stream_run(&req).unwrap_err().to_string();
             assert!(e.starts_with("scales[0] must be"), "{req}: {e}");
         }
+        let e = noc_sweep(r#"{"mesh":"256x256","vcs":11,"buffer":1024,"rates":[0.1]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("buffer slots"), "{e}");
         for m in ["1000x1000", "256x512", "99999999999999999999x2", "0x4"] {
             let e = noc_sweep(&format!(r#"{{"mesh":"{m}","rates":[0.1]}}"#))
                 .unwrap_err()

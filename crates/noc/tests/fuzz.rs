@@ -16,8 +16,24 @@ fn load_and_balance(text: &str) {
 }
 
 const HOSTILE: &[&str] = &[
-    "0", "-1", "-5", "1.5", "1e300", "-1e300", "\"NaN\"", "\"inf\"", "null", "true", "[]", "{}",
-    "\"\"", "\"x\"", "18446744073709551615", "18446744073709551616", "2", "3",
+    "0",
+    "-1",
+    "-5",
+    "1.5",
+    "1e300",
+    "-1e300",
+    "\"NaN\"",
+    "\"inf\"",
+    "null",
+    "true",
+    "[]",
+    "{}",
+    "\"\"",
+    "\"x\"",
+    "18446744073709551615",
+    "18446744073709551616",
+    "2",
+    "3",
 ];
 
 fn mutate(base: &str, pos: usize, cut: usize, insert: &str) -> String {
@@ -106,9 +122,17 @@ proptest! {
 #[test]
 fn deeply_nested_documents_are_refused() {
     let depth = 100_000;
-    let json = format!("{{\"name\":\"x\",\"graph\":{}{}}}", "[".repeat(depth), "]".repeat(depth));
+    let json = format!(
+        "{{\"name\":\"x\",\"graph\":{}{}}}",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
     assert!(parse_program(&json, "deep.json").is_err());
-    let toml = format!("name = \"x\"\ngraph = {}{}\n", "[".repeat(depth), "]".repeat(depth));
+    let toml = format!(
+        "name = \"x\"\ngraph = {}{}\n",
+        "[".repeat(depth),
+        "]".repeat(depth)
+    );
     assert!(parse_program(&toml, "deep.toml").is_err());
     let inline = format!("graph = {}1{}\n", "{a=".repeat(depth), "}".repeat(depth));
     assert!(parse_program(&inline, "deep.toml").is_err());

@@ -534,6 +534,9 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
     }
     // 3. fission of the heaviest stateless actor, re-fusing to free a tile when needed
     for _ in 0..(4 * tiles + 16) {
+        if cancel::requested() {
+            return Err(NocError::Interrupted);
+        }
         let h = w
             .alive()
             .max_by(|&x, &y| w.w(x).partial_cmp(&w.w(y)).unwrap().then(y.cmp(&x)))
