@@ -299,11 +299,10 @@ impl Work {
         // rebuild: one actor per group (the first member keeps its slot)
         let mut head = vec![usize::MAX; target.max(g + 1)];
         let mut new_edges: BTreeMap<(usize, usize), (f64, f64)> = BTreeMap::new();
-        for v in 0..n {
+        for (v, &gv) in group_of.iter().enumerate() {
             if self.actors[v].is_none() {
                 continue;
             }
-            let gv = group_of[v];
             if head[gv] == usize::MAX {
                 head[gv] = v;
             } else {

@@ -283,8 +283,8 @@ impl Network {
                 "{}x{} mesh with {v} virtual channels of {depth} flits needs {slots} buffer slots ({} MB); at most {MAX_BUFFER_SLOTS} ({} MB) can be simulated: use fewer nodes, virtual channels or a shallower buffer",
                 arch.cols,
                 arch.rows,
-                slots * 12 >> 20,
-                MAX_BUFFER_SLOTS * 12 >> 20
+                (slots * 12) >> 20,
+                (MAX_BUFFER_SLOTS * 12) >> 20
             )));
         }
         let pipe_out =
