@@ -243,3 +243,37 @@ def test_hypothesis_rates_and_scales(rates, capsys):
     assert code in (0, 2), err
     if code == 2:
         one_error_line(err)
+
+
+def test_python_api_validates_in_the_core():
+    from pktflow._core import PktflowError
+
+    with pytest.raises(PktflowError, match=r"^measure must be an integer from 1"):
+        noc.sweep(mesh="2x2", rates=[0.1], measure=0)
+    with pytest.raises(PktflowError, match=r"^rates\[0\] must be a finite number"):
+        noc.sweep(mesh="2x2", rates=[float("nan")])
+    with pytest.raises(PktflowError, match=r"^scales\[0\] must be"):
+        noc.run_stream("FMRadio", scales=[float("inf")])
+
+
+def test_progress_lines_with_eta_off_a_terminal(monkeypatch, capsys):
+    monkeypatch.setenv("PKTFLOW_PROGRESS_SECONDS", "0")
+    code, out, err = run(["noc", "--mesh", "2x2", "--rates", "0.1,0.2", *TINY], capsys)
+    assert code == 0, err
+    lines = [ln for ln in err.splitlines() if ln.startswith("noc:")]
+    assert lines and all("cycles" in ln and "ETA" in ln for ln in lines), err
+
+
+def test_interrupted_sweep_prints_finished_points_and_exits_130(monkeypatch, capsys):
+    real = noc.sweep
+
+    def stopped(**kw):
+        res = real(**{**kw, "rates": kw["rates"][:1]})
+        res["interrupted"] = True
+        return res
+
+    monkeypatch.setattr(noc, "sweep", stopped)
+    code, out, err = run(["noc", "--mesh", "2x2", "--rates", "0.1,0.2", *TINY], capsys)
+    assert code == 130
+    assert "0.1000" in out and "interrupted after 1" in out
+    assert err.strip().splitlines()[-1] == "interrupted"
