@@ -235,7 +235,8 @@ def _print_sweep(res: dict[str, Any], plot: Optional[Path]) -> None:
         )
     line = f"zero-load latency ({res['traffic']}, theory): {th['zero_load_latency']:.2f} cycles"
     if th.get("requested_rate_bound") is not None:
-        line += f"; XY-routing capacity bound ({res['traffic']}): {th['requested_rate_bound']:.4f} flits/node/cycle requested"
+        bound = th["requested_rate_bound"]
+        line += f"; XY-routing capacity bound ({res['traffic']}): {bound:.4f} flits/node/cycle requested"
     con.print(line)
     if any(p["latency_is_lower_bound"] for p in res["points"]):
         con.print("≥: some measured packets were not delivered; the mean latency counts only the delivered ones.")
@@ -295,7 +296,8 @@ def stream_cmd(
     scales: Optional[str] = typer.Option(
         None,
         "--scales",
-        help="Computation scaling factors, cycles per unit of work, comma-separated [default: an automatic sweep down to 0].",
+        help="Computation scaling factors, cycles per unit of work, comma-separated "
+        "[default: an automatic sweep down to 0].",
     ),
     warmup: Optional[int] = typer.Option(
         None, "--warmup", help="Cycles simulated before measuring, 0 to 1e9 [default: 10000]."

@@ -306,15 +306,17 @@ def link_loads_frame(result: dict[str, Any]):
 def perturbed_routing(
     graph_spec: GraphSpec,
     *,
-    mesh: str = "4x4",
+    mesh: Optional[str] = None,
     trials: int = 20,
     swaps: int = 2,
-    seed: int = 1,
-    anneal_moves: int = 20_000,
-    exact_budget: int = 200_000,
+    seed: Optional[int] = None,
+    anneal_moves: Optional[int] = None,
+    exact_budget: Optional[int] = None,
 ) -> dict[str, Any]:
     """How often tentacle, tentacle with order retries, negotiated congestion and the exact
-    search find disjoint paths on layouts perturbed by ``swaps`` random swaps."""
+    search find disjoint paths on ``trials`` layouts (1 to 100,000) perturbed by ``swaps`` random
+    swaps. Unset options take the core's defaults (4x4 mesh, seed 1, 20,000 annealing moves, an
+    exact-search budget of 2,000,000 expansions)."""
     req = _request(
         graph=_spec(graph_spec), mesh=mesh, seed=seed, anneal_moves=anneal_moves, exact_budget=exact_budget
     )
