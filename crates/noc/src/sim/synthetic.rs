@@ -318,7 +318,14 @@ pub fn run_point_with(
         }
     }
     if mesh.nodes() < 2 {
-        return Err(NocError::Param("synthetic traffic needs at least 2 nodes".into()).into());
+        return Err(NocError::Field {
+            field: "mesh".into(),
+            msg: format!(
+                "must have at least 2 nodes for synthetic traffic, got {}x{}",
+                mesh.cols, mesh.rows
+            ),
+        }
+        .into());
     }
     let zero_load = zero_load_latency(arch, cfg.pattern.mean_hops(&mesh), cfg.packet_flits);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
