@@ -146,7 +146,7 @@ def main() -> int:
                     }
                 )
                 if routing == "tentacle":
-                    map_rows.append({"mesh": mesh, "benchmark": b, **r["timings"], "circuits": ro["circuits"]})
+                    map_rows.append({"mesh": mesh, "benchmark": b, **r["timing"], "circuits": ro["circuits"]})
                     if r["setup"]:
                         s = r["setup"]
                         p = PAPER_T3[mesh][b]

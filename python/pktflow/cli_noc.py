@@ -1,127 +1,254 @@
 """``pktflow noc`` (synthetic network sweeps) and ``pktflow stream`` (stream graphs on the mesh).
 
 Wired into the main CLI by ``pktflow.cli`` through ``register(app)``. See docs/noc.md.
+Every default is the core's (crates/noc): an option left unset is not sent.
 """
 
 from __future__ import annotations
 
-import json
-import sys
+import enum
+import re
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
+from pktflow import _ui
 from pktflow import noc as api
-
-console = Console()
-err = Console(stderr=True)
+from pktflow._core import PktflowError
 
 
-def _emit_json(doc) -> None:
-    sys.stdout.write(json.dumps(doc, indent=2))
-    sys.stdout.write("\n")
+class Traffic(str, enum.Enum):
+    uniform = "uniform"
+    transpose = "transpose"
+    bit_complement = "bit_complement"
+    hotspot = "hotspot"
 
 
-def _rates(text: str) -> list[float]:
+class PacketRouting(str, enum.Enum):
+    dor = "dor"
+    adaptive = "adaptive"
+
+
+class StreamRouting(str, enum.Enum):
+    dor = "dor"
+    adaptive = "adaptive"
+    tentacle = "tentacle"
+    ideal = "ideal"
+    negotiated = "negotiated"
+    exact = "exact"
+
+
+class Comm(str, enum.Enum):
+    push = "push"
+    pull = "pull"
+
+
+#: request field -> command-line option, so that a core error names the option the user typed
+_OPTIONS = {
+    "rates": "--rates",
+    "scales": "--scales",
+    "mesh": "--mesh",
+    "vcs": "--vcs",
+    "buffer": "--buffer",
+    "packet_flits": "--packet-flits",
+    "warmup": "--warmup",
+    "measure": "--measure",
+    "drain": "--drain",
+    "seed": "--seed",
+    "hotspot_fraction": "--hotspot-fraction",
+    "anneal_moves": "--anneal-moves",
+    "retries": "--retries",
+    "buffer_iterations": "--buffer-iterations",
+}
+
+
+def _optname(msg: str) -> str:
+    """``measure must be ...`` -> ``--measure must be ...``; ``rates[2] must`` -> ``--rates value 3 must``."""
+    m = re.match(r"^([a-z_]+)(\[(\d+)\])? must ", msg)
+    if not m or m.group(1) not in _OPTIONS:
+        return msg
+    opt = _OPTIONS[m.group(1)]
+    if m.group(3) is not None:
+        opt += f" value {int(m.group(3)) + 1}"
+    return opt + msg[len(m.group(1) + (m.group(2) or "")) :]
+
+
+def _call(fn, *args, **kw):
     try:
-        out = [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise typer.BadParameter(f"--rates must be comma-separated numbers, got {text!r}") from None
+        return fn(*args, **kw)
+    except PktflowError as e:
+        raise PktflowError(_optname(str(e))) from None
+
+
+def _numbers(text: str, option: str) -> list[float]:
+    out = []
+    for x in text.split(","):
+        if not x.strip():
+            continue
+        try:
+            out.append(float(x))
+        except ValueError:
+            raise PktflowError(f"{option} must be comma-separated numbers, got {x.strip()!r}") from None
     if not out:
-        raise typer.BadParameter("--rates needs at least one value")
+        raise PktflowError(f"{option} needs at least one value")
     return out
 
 
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("[progress.description]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[rate]}"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    )
+def _fmt(v: Optional[float], spec: str = ".2f") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def _run_with_progress(what: str, fn, **kw) -> dict[str, Any]:
+    with _ui.progress(what, "cycles") as bar:
+
+        def cb(done: int, total: int, label: str) -> None:
+            bar.update(done, total, label)
+
+        return _call(fn, progress=cb, **kw)
+
+
+def _save_png(fig, path: Path) -> None:
+    with _ui.atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=120, format=(path.suffix.lstrip(".") or "png"))
+
+
+# --------------------------------------------------------------------------------------- noc
 
 
 def noc_cmd(
-    mesh: str = typer.Option("8x8", "--mesh", help="Mesh size COLSxROWS, e.g. 8x8."),
-    traffic: str = typer.Option("uniform", "--traffic", help="uniform, transpose, bit_complement, hotspot."),
-    routing: str = typer.Option("dor", "--routing", help="dor or adaptive (packet switching)."),
-    vcs: int = typer.Option(4, "--vcs", help="Virtual channels per input port."),
-    buffer: int = typer.Option(8, "--buffer", help="Buffer depth per VC, flits."),
-    packet_flits: int = typer.Option(1, "--packet-flits", help="Packet length, flits."),
-    rates: str = typer.Option("0.1,0.2,0.3", "--rates", help="Offered loads, flits/node/cycle."),
-    warmup: int = typer.Option(10_000, "--warmup", help="Warm-up cycles."),
-    measure: int = typer.Option(100_000, "--measure", help="Measured cycles."),
-    seed: int = typer.Option(1, "--seed"),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write a latency-load plot (PNG)."),
+    rates: Optional[str] = typer.Option(
+        None,
+        "--rates",
+        help="Offered loads to simulate, comma-separated, flits per node per cycle, 0 to 1 [default: 0.1,0.2,0.3].",
+    ),
+    mesh: Optional[str] = typer.Option(None, "--mesh", help="Mesh size COLSxROWS, at most 256x256 [default: 8x8]."),
+    traffic: Optional[Traffic] = typer.Option(
+        None,
+        "--traffic",
+        help="Traffic pattern [default: uniform]. uniform never sends to the source itself; transpose: the "
+        "diagonal nodes send nothing; bit_complement: the centre of an odd mesh sends nothing; hotspot: a "
+        "share of the packets goes to the centre node.",
+    ),
+    routing: Optional[PacketRouting] = typer.Option(
+        None, "--routing", help="Packet routing: dor (XY dimension order) or adaptive [default: dor]."
+    ),
+    vcs: Optional[int] = typer.Option(None, "--vcs", help="Virtual channels per input port, 1 to 11 [default: 4]."),
+    buffer: Optional[int] = typer.Option(
+        None, "--buffer", help="Buffer depth per virtual channel, flits, 1 to 1024 [default: 8]."
+    ),
+    packet_flits: Optional[int] = typer.Option(
+        None, "--packet-flits", help="Packet length, flits, 1 to 1024 [default: 1]."
+    ),
+    warmup: Optional[int] = typer.Option(
+        None, "--warmup", help="Cycles simulated before measuring, 0 to 1e9 [default: 10000]."
+    ),
+    measure: Optional[int] = typer.Option(
+        None, "--measure", help="Cycles in which packets are measured, 1 to 1e9 [default: 100000]."
+    ),
+    drain: Optional[int] = typer.Option(
+        None,
+        "--drain",
+        help="Extra cycles for the measured packets to arrive, 0 to 1e9 [default: the --measure value].",
+    ),
+    hotspot_fraction: Optional[float] = typer.Option(
+        None, "--hotspot-fraction", help="Share of packets sent to the hotspot node, 0 to 1 [default: 0.2]."
+    ),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed of the traffic [default: 1]."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables."),
+    plot: Optional[Path] = typer.Option(
+        None, "--plot", help="Also write a latency and throughput versus offered load plot (PNG) to this file."
+    ),
 ) -> None:
-    """Synthetic traffic on the cycle-level mesh: latency and accepted throughput vs offered load."""
-    rl = _rates(rates)
+    """Synthetic traffic on the cycle-level mesh: latency and accepted throughput versus offered load.
+
+    A point is saturated when any measured packet was not delivered, accepted throughput is more
+    than 5% below offered, the mean latency exceeds 3 times the pattern's zero-load latency, the
+    requested rate exceeds the XY-routing capacity bound of the pattern, or the source queues grow
+    by more than one packet per node over the measurement window. Source queues hold at most 1024
+    packets; packets beyond that are not injected and count as not delivered. Latency is then a
+    lower bound.
+    """
+    rl = _numbers(rates, "--rates") if rates is not None else None
+    plot = _ui.output_path(plot, "--plot")
     kw = dict(
+        rates=rl,
         mesh=mesh,
-        traffic=traffic,
-        routing=routing,
+        traffic=traffic.value if traffic else None,
+        routing=routing.value if routing else None,
         vcs=vcs,
         buffer=buffer,
         packet_flits=packet_flits,
         warmup=warmup,
         measure=measure,
+        drain=drain,
         seed=seed,
+        hotspot_fraction=hotspot_fraction,
     )
-    if as_json:
-        res = api.sweep(rates=rl, **kw)
-    else:
-        with _progress() as prog:
-            task = prog.add_task(f"{mesh} {traffic} {routing}", total=len(rl), rate="")
-
-            def cb(i, p):
-                rate = (warmup + measure) / max(p["wall_seconds"], 1e-9)
-                prog.update(task, advance=1, rate=f"{rate:,.0f} cycles/s")
-
-            res = api.sweep(rates=rl, progress=cb, **kw)
-    if plot is not None:
+    res = _run_with_progress("noc", api.sweep, **kw)
+    if plot is not None and res["points"]:
         _plot_sweep(res, plot)
     if as_json:
-        _emit_json(res)
-        return
+        _ui.emit_json(res)
+    else:
+        _print_sweep(res, plot)
+    if res.get("interrupted"):
+        raise _ui.Interrupted()
+
+
+def _print_sweep(res: dict[str, Any], plot: Optional[Path]) -> None:
+    con = _ui.console
     t = Table(
-        title=f"{mesh} mesh, {traffic} traffic, {routing}, {vcs} VCs x {buffer} flits, {packet_flits}-flit packets"
+        title=f"{res['mesh']} mesh, {res['traffic']} traffic, {res['routing']}, {res['virtual_channels']} VCs x "
+        f"{res['buffer_depth_flits']} flits, {res['packet_flits']}-flit packets"
     )
-    for c in ("offered (flits/node/cycle)", "accepted (flits/node/cycle)", "latency (cycles)", "saturated", "cycles/s"):
+    for c in (
+        "requested (flits/node/cycle)",
+        "offered (flits/node/cycle)",
+        "accepted (flits/node/cycle)",
+        "mean latency (cycles)",
+        "not delivered (packets)",
+        "saturated",
+    ):
         t.add_column(c, justify="right")
     for p in res["points"]:
+        if p["latency"] is None:
+            lat = "no packet delivered"
+        else:
+            lat = ("≥ " if p["latency_is_lower_bound"] else "") + f"{p['latency']:.2f}"
         t.add_row(
+            f"{p['requested_rate']:.4f}",
             f"{p['offered']:.4f}",
             f"{p['accepted']:.4f}",
-            f"{p['latency']:.2f}",
-            "yes" if p["saturated"] else "no",
-            f"{p['cycles_simulated'] / max(p['wall_seconds'], 1e-9):,.0f}",
+            lat,
+            f"{p['packets_not_delivered']:,}",
+            ("yes: " + "; ".join(p["saturation_reasons"])) if p["saturated"] else "no",
         )
-    console.print(t)
+    con.print(t)
     th = res["theory"]
-    console.print(
-        f"zero-load latency (theory, uniform): {th['zero_load_latency_uniform']:.2f} cycles; "
-        f"uniform DOR bound 4/k = {th['uniform_dor_bound']:.3f} flits/node/cycle; "
-        f"saturation (last unsaturated offered load): {res['saturation_offered']}"
+    senders, nodes = res["sending_nodes"], res["nodes"]
+    if senders < nodes:
+        con.print(
+            f"{res['traffic']}: {nodes - senders} of {nodes} nodes send nothing, so the offered load is "
+            f"{senders}/{nodes} of the requested rate."
+        )
+    line = f"zero-load latency ({res['traffic']}, theory): {th['zero_load_latency']:.2f} cycles"
+    if th.get("requested_rate_bound") is not None:
+        bound = th["requested_rate_bound"]
+        line += f"; XY-routing capacity bound ({res['traffic']}): {bound:.4f} flits/node/cycle requested"
+    con.print(line)
+    if any(p["latency_is_lower_bound"] for p in res["points"]):
+        con.print("≥: some measured packets were not delivered; the mean latency counts only the delivered ones.")
+    sat = res["saturation_offered"]
+    con.print(
+        "last unsaturated offered load before the first saturated point: "
+        + ("none (the first point is saturated)" if sat is None else f"{sat:.4f} flits/node/cycle")
     )
-    if plot is not None:
-        console.print(f"plot written to {plot}")
+    if res.get("interrupted"):
+        con.print(f"interrupted after {len(res['points'])} of the requested points")
+    if plot is not None and res["points"]:
+        con.print(f"plot written to {plot}")
 
 
 def _plot_sweep(res, path: Path) -> None:
@@ -132,81 +259,135 @@ def _plot_sweep(res, path: Path) -> None:
 
     pts = res["points"]
     fig, ax = plt.subplots(1, 2, figsize=(9, 3.5))
-    ax[0].plot([p["offered"] for p in pts], [p["latency"] for p in pts], "o-")
+    lat = [(p["offered"], p["latency"]) for p in pts if p["latency"] is not None]
+    ax[0].plot([x for x, _ in lat], [y for _, y in lat], "o-")
     ax[0].set_xlabel("offered load (flits/node/cycle)")
-    ax[0].set_ylabel("average latency (cycles)")
-    ax[0].axhline(res["theory"]["zero_load_latency_uniform"], ls=":", c="gray", label="zero-load (uniform)")
+    ax[0].set_ylabel("mean latency (cycles)")
+    ax[0].axhline(res["theory"]["zero_load_latency"], ls=":", c="gray", label=f"zero-load ({res['traffic']})")
     ax[0].legend()
     ax[1].plot([p["offered"] for p in pts], [p["accepted"] for p in pts], "o-")
-    ax[1].plot([0, max(p["offered"] for p in pts)], [0, max(p["offered"] for p in pts)], ":", c="gray")
+    top = max(p["offered"] for p in pts)
+    ax[1].plot([0, top], [0, top], ":", c="gray")
     ax[1].set_xlabel("offered load (flits/node/cycle)")
     ax[1].set_ylabel("accepted (flits/node/cycle)")
     fig.suptitle(f"{res['mesh']} {res['traffic']} {res['routing']}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    _save_png(fig, path)
     plt.close(fig)
 
 
+# ------------------------------------------------------------------------------------ stream
+
+
 def stream_cmd(
-    graph: str = typer.Argument(..., metavar="GRAPH", help="Benchmark name or a .json/.toml stream graph."),
-    mesh: str = typer.Option("4x4", "--mesh", help="Mesh size COLSxROWS."),
-    routing: str = typer.Option("tentacle", "--routing", help="dor, adaptive, tentacle, ideal, negotiated, exact."),
-    comm: str = typer.Option("push", "--comm", help="push or pull (pull: dor/adaptive only)."),
+    graph: str = typer.Argument(
+        ..., metavar="GRAPH", help="Built-in benchmark name, a .json/.toml stream graph file, or inline JSON."
+    ),
+    mesh: Optional[str] = typer.Option(None, "--mesh", help="Mesh size COLSxROWS, at most 256x256 [default: 4x4]."),
+    routing: Optional[StreamRouting] = typer.Option(
+        None,
+        "--routing",
+        help="How streams cross the mesh [default: tentacle]. tentacle, negotiated and exact look for disjoint "
+        "circuits and fall back to dor when they find none; ideal is a 1-cycle network.",
+    ),
+    comm: Optional[Comm] = typer.Option(
+        None, "--comm", help="push (producer sends) or pull (consumer requests; dor/adaptive only) [default: push]."
+    ),
     scales: Optional[str] = typer.Option(
-        None, "--scales", help="Computation scaling factors (comma list); default: automatic sweep to 0."
+        None,
+        "--scales",
+        help="Computation scaling factors, cycles per unit of work, comma-separated "
+        "[default: an automatic sweep down to 0].",
     ),
-    warmup: int = typer.Option(10_000, "--warmup"),
-    measure: int = typer.Option(100_000, "--measure"),
-    seed: int = typer.Option(1, "--seed"),
-    retries: int = typer.Option(
-        0, "--retries", help="Tentacle retries: other stream orders, then routing-aware re-layouts."
+    warmup: Optional[int] = typer.Option(
+        None, "--warmup", help="Cycles simulated before measuring, 0 to 1e9 [default: 10000]."
     ),
-    anneal_moves: int = typer.Option(20_000, "--anneal-moves"),
-    no_sim: bool = typer.Option(False, "--no-sim", help="Only partition, lay out and route."),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout."),
-    plot: Optional[Path] = typer.Option(None, "--plot", help="Write the link-load heat map (PNG)."),
+    measure: Optional[int] = typer.Option(
+        None, "--measure", help="Cycles in which throughput is measured, 1 to 1e9 [default: 100000]."
+    ),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Random seed of the layout search [default: 1]."),
+    retries: Optional[int] = typer.Option(
+        None,
+        "--retries",
+        help="When a disjoint-path router fails: tries with other stream orders, then with new layouts [default: 0].",
+    ),
+    anneal_moves: Optional[int] = typer.Option(
+        None, "--anneal-moves", help="Moves of the simulated-annealing layout search [default: 20000]."
+    ),
+    buffer_iterations: Optional[int] = typer.Option(
+        None, "--buffer-iterations", help="Stream buffer size, steady-state iterations, at least 1 [default: 4]."
+    ),
+    no_sim: bool = typer.Option(False, "--no-sim", help="Only partition, lay out and route; do not simulate."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables."),
+    plot: Optional[Path] = typer.Option(None, "--plot", help="Also write the link-load heat map (PNG) to this file."),
 ) -> None:
-    """Map a stream graph onto the mesh, route its streams and report throughput and link loads."""
-    sl = _rates(scales) if scales else None
+    """Map a stream graph onto the mesh, route its streams and report throughput and link loads.
+
+    Feedback loops whose initial items cover one steady-state iteration are pipelined across
+    tiles; shorter loops run as one actor. Throughput is in steady-state iterations per 1000 cycles.
+    """
+    sl = _numbers(scales, "--scales") if scales else None
+    plot = _ui.output_path(plot, "--plot")
     kw = dict(
         mesh=mesh,
-        routing=routing,
-        comm=comm,
+        routing=routing.value if routing else None,
+        comm=comm.value if comm else None,
         scales=sl,
         warmup=warmup,
         measure=measure,
         seed=seed,
         retries=retries,
         anneal_moves=anneal_moves,
+        buffer_iterations=buffer_iterations,
         simulate=not no_sim,
     )
-    if as_json:
-        res = api.run_stream(graph, **kw)
-    else:
-        with err.status(f"simulating {graph} on {mesh} with {routing}/{comm} ..."):
-            res = api.run_stream(graph, **kw)
+    res = _run_with_progress("stream", api.run_stream, graph_spec=graph, **kw)
     if plot is not None:
         _plot_heatmap(res, plot)
     if as_json:
-        _emit_json(res)
-        return
+        _ui.emit_json(res)
+    else:
+        _print_stream(res, plot)
+    if res.get("interrupted"):
+        raise _ui.Interrupted()
+
+
+def _routing_text(res: dict[str, Any]) -> str:
     ro = res["route"]
-    console.print(
-        f"[bold]{res['graph']}[/] on {mesh}: {len(res['actors'])} actors, {len(res['routes'])} streams, "
+    used, asked = res["routing_used"], res["routing_requested"]
+    if ro["fallback"]:
+        return f"{used} (fell back from {asked})"
+    return used
+
+
+def _print_stream(res: dict[str, Any], plot: Optional[Path]) -> None:
+    con = _ui.console
+    ro = res["route"]
+    con.print(
+        f"[bold]{res['graph']}[/] on {res['mesh']}: {len(res['actors'])} actors, {len(res['routes'])} streams, "
         f"balance (max/mean work) {res['balance']:.2f}, layout cost {res['layout']['cost']:.1f}"
     )
-    status = "disjoint circuits" if ro["circuits"] else ("FELL BACK to DOR" if ro["fallback"] else "packet switching")
-    console.print(f"routing {routing}: {status}. {ro['detail']}")
-    pts = Table(title="throughput (steady-state iterations per 1000 cycles)")
-    for c in ("scale (cycles/work)", "throughput", "mean packet latency", "flits"):
-        pts.add_column(c, justify="right")
-    for p in res["points"]:
-        pts.add_row(
-            f"{p['scale']:.4g}", f"{p['throughput']:.3f}", f"{p['mean_packet_latency']:.1f}", str(p["flits_delivered"])
-        )
+    if ro["circuits"]:
+        status = "disjoint circuits"
+    elif ro["fallback"]:
+        status = f"no disjoint paths found: FELL BACK to {res['routing_used']} packet routing"
+    else:
+        status = "packet switching" if res["routing_used"] != "ideal" else "ideal network"
+    con.print(f"routing {res['routing_requested']}: {status}. {ro['detail']}")
     if res["points"]:
-        console.print(pts)
-        console.print(f"saturation throughput: [bold]{res['saturation_throughput']:.3f}[/] iterations/kcycle")
+        pts = Table(title=f"throughput with {_routing_text(res)} (steady-state iterations per 1000 cycles)")
+        for c in ("scale (cycles/work)", "throughput", "mean packet latency (cycles)", "flits delivered"):
+            pts.add_column(c, justify="right")
+        for p in res["points"]:
+            lat = p["mean_packet_latency"]
+            pts.add_row(
+                f"{p['scale']:.4g}",
+                f"{p['throughput']:.3f}",
+                "no packet delivered" if lat is None else f"{lat:.1f}",
+                str(p["flits_delivered"]),
+            )
+        con.print(pts)
+        con.print(f"saturation throughput: [bold]{_fmt(res['saturation_throughput'], '.3f')}[/] iterations/kcycle")
     rt = Table(title="routes")
     for c in ("stream", "src tile", "dst tile", "items/iter", "min hops", "hops", "path"):
         rt.add_column(c, justify="right")
@@ -220,20 +401,26 @@ def stream_cmd(
             "" if r["hops"] is None else str(r["hops"]),
             r["path"] or "",
         )
-    console.print(rt)
-    hm = Table(title=f"link-load heat map (max streams on a link leaving each router; max {res['max_link_load']:.2f})")
-    for x in range(len(res["heatmap"][0])):
-        hm.add_column(f"x={x}", justify="right")
-    for row in res["heatmap"]:
-        hm.add_row(*[(f"[red]{v:.1f}[/]" if v > 1.0 + 1e-9 else f"{v:.1f}") for v in row])
-    console.print(hm)
+    con.print(rt)
+    if res["heatmap"] and res["heatmap"][0]:
+        hm = Table(
+            title=f"link-load heat map with {_routing_text(res)} (max streams on a link leaving each router; "
+            f"max {res['max_link_load']:.2f})"
+        )
+        for x in range(len(res["heatmap"][0])):
+            hm.add_column(f"x={x}", justify="right")
+        for row in res["heatmap"]:
+            hm.add_row(*[(f"[red]{v:.1f}[/]" if v > 1.0 + 1e-9 else f"{v:.1f}") for v in row])
+        con.print(hm)
     if res["setup"]:
         s = res["setup"]
-        console.print(
+        con.print(
             f"circuit set-up: min {s['min']}, max {s['max']}, mean {s['mean']:.2f}, total {s['total']} cycles"
         )
+    if res.get("interrupted"):
+        con.print(f"interrupted after {len(res['points'])} simulated scales")
     if plot is not None:
-        console.print(f"heat map written to {plot}")
+        con.print(f"heat map written to {plot}")
 
 
 def _plot_heatmap(res, path: Path) -> None:
@@ -252,10 +439,10 @@ def _plot_heatmap(res, path: Path) -> None:
     ax[1].bar(range(len(loads)), loads)
     ax[1].set_xlabel("link")
     ax[1].set_ylabel("streams")
-    ax[1].set_title("streams per link (paper Fig. 3)")
-    fig.suptitle(f"{res['graph']} {res['mesh']} {res['routing']}")
+    ax[1].set_title("streams per link")
+    fig.suptitle(f"{res['graph']} {res['mesh']} {_routing_text(res)}")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    _save_png(fig, path)
     plt.close(fig)
 
 
@@ -263,3 +450,6 @@ def register(app: typer.Typer) -> None:
     """Add the ``noc`` and ``stream`` commands to the main ``pktflow`` app."""
     app.command("noc")(noc_cmd)
     app.command("stream")(stream_cmd)
+
+
+__all__ = ["register", "noc_cmd", "stream_cmd", "Traffic", "PacketRouting", "StreamRouting", "Comm"]

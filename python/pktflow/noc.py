@@ -1,9 +1,9 @@
-"""Stream graphs on 2D-mesh many-cores (issue 4): a builder API for StreamIt-style stream graphs,
+"""Stream graphs on 2D-mesh many-cores: a builder API for StreamIt-style stream graphs,
 synthetic network sweeps and stream-graph runs on the cycle-level mesh simulator.
 
 The heavy work is in Rust (``crates/noc``), reached through ``pktflow._core`` with JSON requests.
 Source paper: Seo & Thottethodi, "Disjoint-Path Routing: Efficient Communication for Streaming
-Applications", IPDPS 2009 (``seeds/002_8aeb0170294135a1.txt``). See ``docs/noc.md``.
+Applications", IPDPS 2009 (see docs/sources.md). See ``docs/noc.md``.
 
 Example::
 
@@ -21,6 +21,7 @@ Example::
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
@@ -168,56 +169,72 @@ def graph(spec: GraphSpec) -> dict[str, Any]:
     return json.loads(_core.stream_graph_load(_spec(spec)))
 
 
+def _plain(v: Any) -> Any:
+    """JSON-ready copy of a request: a non-finite float becomes the string ``"NaN"``/``"inf"``
+    so that the core names the field it is in (JSON has no NaN)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return repr(v)
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    return v
+
+
+def _request(**fields: Any) -> str:
+    """The request with only the fields the caller set (None = not set: the core's default)."""
+    return json.dumps(_plain({k: v for k, v in fields.items() if v is not None}))
+
+
+Progress = Callable[[int, int, str], None]
+
+
 def sweep(
     *,
-    mesh: str = "8x8",
-    traffic: str = "uniform",
-    routing: str = "dor",
-    vcs: int = 4,
-    buffer: int = 8,
-    packet_flits: int = 1,
-    rates: Sequence[float] = (0.1, 0.2, 0.3),
-    warmup: int = 10_000,
-    measure: int = 100_000,
-    seed: int = 1,
+    rates: Optional[Sequence[float]] = None,
+    mesh: Optional[str] = None,
+    traffic: Optional[str] = None,
+    routing: Optional[str] = None,
+    vcs: Optional[int] = None,
+    buffer: Optional[int] = None,
+    packet_flits: Optional[int] = None,
+    warmup: Optional[int] = None,
+    measure: Optional[int] = None,
+    drain: Optional[int] = None,
+    seed: Optional[int] = None,
+    hotspot_fraction: Optional[float] = None,
     arch: Optional[dict[str, Any]] = None,
-    progress: Optional[Callable[[int, dict[str, Any]], None]] = None,
+    progress: Optional[Progress] = None,
 ) -> dict[str, Any]:
-    """Synthetic-traffic sweep. Returns ``{"points": [{"offered", "accepted", "latency", ...}],
-    "saturation_offered", "theory": {...}, ...}`` (flits/node/cycle and cycles).
-    ``progress(i, point)`` is called after each rate."""
-    if not rates:
-        raise ValueError("rates must list at least one offered load")
-    out: Optional[dict[str, Any]] = None
-    for i, r in enumerate(rates):
-        req = {
-            "mesh": mesh,
-            "traffic": traffic,
-            "routing": routing,
-            "vcs": vcs,
-            "buffer": buffer,
-            "packet_flits": packet_flits,
-            "rates": [float(r)],
-            "warmup": warmup,
-            "measure": measure,
-            "seed": seed,
-            "arch": arch or {},
-        }
-        one = json.loads(_core.noc_sweep(json.dumps(req)))
-        if out is None:
-            out = one
-        else:
-            out["points"].extend(one["points"])
-        if progress is not None:
-            progress(i, one["points"][0])
-    assert out is not None
-    sat = [p["offered"] for p in out["points"] if not p["saturated"]]
-    out["saturation_offered"] = max(sat) if sat else None
-    return out
+    """Synthetic-traffic sweep on the cycle-level mesh, one point per offered load in ``rates``
+    (flits per node per cycle; default 0.1, 0.2, 0.3). Unset options take the core's defaults (docs/noc.md: 8x8 mesh,
+    uniform traffic, XY routing, 10,000 warm-up and 100,000 measured cycles, seed 1).
+
+    Returns ``{"points": [{"requested_rate", "offered", "accepted", "latency", "saturated",
+    "saturation_reasons", "packets_not_delivered", ...}], "saturation_offered", "theory",
+    "conventions", "interrupted", ...}``. ``progress(cycles done, cycles at most, label)`` is
+    called now and then. After Ctrl-C the points finished are returned with
+    ``"interrupted": True``."""
+    req = _request(
+        rates=[float(r) for r in rates] if rates is not None else None,
+        mesh=mesh,
+        traffic=getattr(traffic, "value", traffic),
+        routing=getattr(routing, "value", routing),
+        vcs=vcs,
+        buffer=buffer,
+        packet_flits=packet_flits,
+        warmup=warmup,
+        measure=measure,
+        drain=drain,
+        seed=seed,
+        hotspot_fraction=hotspot_fraction,
+        arch=arch,
+    )
+    return json.loads(_core.noc_sweep(req, progress))
 
 
 def sweep_frame(result: dict[str, Any]):
-    """The sweep points as a pandas DataFrame."""
+    """The sweep points as a pandas DataFrame (one row per offered load)."""
     import pandas as pd
 
     return pd.DataFrame(result["points"])
@@ -226,53 +243,54 @@ def sweep_frame(result: dict[str, Any]):
 def run_stream(
     graph_spec: GraphSpec,
     *,
-    mesh: str = "4x4",
-    routing: str = "tentacle",
-    comm: str = "push",
+    mesh: Optional[str] = None,
+    routing: Optional[str] = None,
+    comm: Optional[str] = None,
     scales: Optional[Iterable[float]] = None,
-    warmup: int = 10_000,
-    measure: int = 100_000,
-    seed: int = 1,
-    anneal_moves: int = 20_000,
-    retries: int = 0,
-    buffer_iterations: int = 4,
-    corrected_work: bool = False,
+    warmup: Optional[int] = None,
+    measure: Optional[int] = None,
+    seed: Optional[int] = None,
+    anneal_moves: Optional[int] = None,
+    retries: Optional[int] = None,
+    buffer_iterations: Optional[int] = None,
+    corrected_work: Optional[bool] = None,
     simulate: bool = True,
     vcs: Optional[int] = None,
     buffer: Optional[int] = None,
     arch: Optional[dict[str, Any]] = None,
+    progress: Optional[Progress] = None,
 ) -> dict[str, Any]:
     """Partition the graph onto the mesh, lay it out, route its streams and simulate it.
 
-    ``routing``: dor, adaptive, tentacle, ideal, negotiated, exact. ``comm``: push or pull
-    (pull only on dor/adaptive). ``scales``: computation scaling factors (cycles per unit of
-    StreamIt work); None = automatic sweep down to 0. Returns throughput points (steady-state
-    iterations per 1000 cycles), ``saturation_throughput``, routes, link loads and heat map.
-    """
-    req: dict[str, Any] = {
-        "graph": _spec(graph_spec),
-        "mesh": mesh,
-        "routing": routing,
-        "comm": comm,
-        "scales": [float(s) for s in scales] if scales is not None else [],
-        "warmup": warmup,
-        "measure": measure,
-        "seed": seed,
-        "anneal_moves": anneal_moves,
-        "retries": retries,
-        "buffer_iterations": buffer_iterations,
-        "corrected_work": corrected_work,
-        "no_sim": not simulate,
-        "arch": arch or {},
-    }
-    if vcs is not None:
-        req["vcs"] = vcs
-    if buffer is not None:
-        req["buffer"] = buffer
-    return json.loads(_core.stream_run(json.dumps(req)))
+    ``routing``: dor (default), adaptive, tentacle, ideal, negotiated, exact; a disjoint-path
+    router that fails falls back to dor (``routing_used``, ``route.fallback``). ``comm``: push
+    (default) or pull (pull only on dor/adaptive). ``scales``: computation scaling factors
+    (cycles per unit of StreamIt work); None = automatic sweep down to 0. Returns throughput
+    points (steady-state iterations per 1000 cycles), ``saturation_throughput`` (null without
+    points), routes, link loads and heat map. ``progress`` as for :func:`sweep`."""
+    req = _request(
+        graph=_spec(graph_spec),
+        mesh=mesh,
+        routing=getattr(routing, "value", routing),
+        comm=getattr(comm, "value", comm),
+        scales=[float(x) for x in scales] if scales is not None else None,
+        warmup=warmup,
+        measure=measure,
+        seed=seed,
+        anneal_moves=anneal_moves,
+        retries=retries,
+        buffer_iterations=buffer_iterations,
+        corrected_work=corrected_work,
+        no_sim=None if simulate else True,
+        vcs=vcs,
+        buffer=buffer,
+        arch=arch,
+    )
+    return json.loads(_core.stream_run(req, progress))
 
 
 def stream_points_frame(result: dict[str, Any]):
+    """The throughput points of a stream run as a pandas DataFrame (one row per scale)."""
     import pandas as pd
 
     return pd.DataFrame(result["points"])
@@ -288,20 +306,18 @@ def link_loads_frame(result: dict[str, Any]):
 def perturbed_routing(
     graph_spec: GraphSpec,
     *,
-    mesh: str = "4x4",
+    mesh: Optional[str] = None,
     trials: int = 20,
     swaps: int = 2,
-    seed: int = 1,
-    anneal_moves: int = 20_000,
-    exact_budget: int = 200_000,
+    seed: Optional[int] = None,
+    anneal_moves: Optional[int] = None,
+    exact_budget: Optional[int] = None,
 ) -> dict[str, Any]:
     """How often tentacle, tentacle with order retries, negotiated congestion and the exact
-    search find disjoint paths on layouts perturbed by ``swaps`` random swaps."""
-    req = {
-        "graph": _spec(graph_spec),
-        "mesh": mesh,
-        "seed": seed,
-        "anneal_moves": anneal_moves,
-        "exact_budget": exact_budget,
-    }
-    return json.loads(_core.noc_perturbed_routing(json.dumps(req), trials, swaps))
+    search find disjoint paths on ``trials`` layouts (1 to 100,000) perturbed by ``swaps`` random
+    swaps. Unset options take the core's defaults (4x4 mesh, seed 1, 20,000 annealing moves, an
+    exact-search budget of 2,000,000 expansions)."""
+    req = _request(
+        graph=_spec(graph_spec), mesh=mesh, seed=seed, anneal_moves=anneal_moves, exact_budget=exact_budget
+    )
+    return json.loads(_core.noc_perturbed_routing(req, trials, swaps))

@@ -9,29 +9,21 @@ use crate::graph::{
 };
 use crate::layout::{anneal, Layout};
 use crate::report::{contention, link_table, router_heatmap};
+use crate::req::Fields;
 use crate::routing::{
     check_disjoint, exact, link_loads_adaptive, link_loads_paths, negotiated, registry, tentacle,
     tentacle_order, tentacle_retry, ExactOutcome, Mesh, RoutingKind, StreamReq,
 };
 use crate::sim::setup::setup_times;
 use crate::sim::stream::{
-    run_stream, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult,
+    run_stream_with, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult,
 };
-use crate::sim::synthetic::{
-    mean_hops_uniform, run_point, uniform_bound, zero_load_latency, Pattern, SynthConfig,
-};
+use crate::sim::synthetic::{zero_load_latency, Pattern, SynthConfig};
 use crate::sim::PacketRouting;
 use pktflow_arch::mesh::MeshArch;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::time::Instant;
-
-fn de<T: for<'a> Deserialize<'a>>(v: &str, what: &str) -> Result<T> {
-    serde_json::from_str(v).map_err(|e| NocError::Parse {
-        origin: what.to_string(),
-        msg: e.to_string(),
-    })
-}
 
 fn arch_for(
     mesh: &str,
@@ -63,100 +55,159 @@ fn packet_routing(name: &str) -> Result<PacketRouting> {
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SweepReq {
-    #[serde(default = "d_mesh8")]
-    mesh: String,
-    #[serde(default = "d_uniform")]
-    traffic: String,
-    #[serde(default = "d_dor")]
-    routing: String,
-    vcs: Option<usize>,
-    buffer: Option<usize>,
-    #[serde(default = "d_one")]
-    packet_flits: u32,
-    rates: Vec<f64>,
-    #[serde(default = "d_warm")]
-    warmup: u64,
-    #[serde(default = "d_meas")]
-    measure: u64,
-    drain: Option<u64>,
-    #[serde(default = "d_seed")]
-    seed: u64,
-    hotspot_fraction: Option<f64>,
-    #[serde(default)]
-    arch: Value,
-}
-fn d_mesh8() -> String {
-    "8x8".into()
-}
-fn d_mesh4() -> String {
-    "4x4".into()
-}
-fn d_uniform() -> String {
-    "uniform".into()
-}
-fn d_dor() -> String {
-    "dor".into()
-}
-fn d_one() -> u32 {
-    1
-}
-fn d_warm() -> u64 {
-    10_000
-}
-fn d_meas() -> u64 {
-    100_000
-}
-fn d_seed() -> u64 {
-    1
+/// Longest warm-up, measurement or drain accepted, cycles.
+pub const MAX_CYCLES: u64 = 1_000_000_000;
+/// Offered loads of a sweep whose request lists none, flits/node/cycle.
+pub const DEFAULT_RATES: [f64; 3] = [0.1, 0.2, 0.3];
+/// Most load points in one sweep.
+pub const MAX_RATES: usize = 1000;
+/// Longest packet accepted, flits.
+pub const MAX_PACKET_FLITS: u64 = 1024;
+
+const SWEEP_FIELDS: &[&str] = &[
+    "mesh",
+    "traffic",
+    "routing",
+    "vcs",
+    "buffer",
+    "packet_flits",
+    "rates",
+    "warmup",
+    "measure",
+    "drain",
+    "seed",
+    "hotspot_fraction",
+    "arch",
+];
+
+/// Conventions of the synthetic traffic, reported with every sweep.
+fn conventions() -> Value {
+    json!({
+        "rates": "offered loads are flits per node per cycle averaged over all nodes, including nodes that send nothing",
+        "uniform": "each packet goes to one of the other n-1 nodes with equal probability (never to its source)",
+        "transpose": "node (x,y) sends to (y,x); the diagonal nodes (x = y) send nothing, so the offered load is (n-k)/n of the requested rate on a k x k mesh",
+        "bit_complement": "node (x,y) sends to (cols-1-x, rows-1-y); on an odd x odd mesh the centre node sends nothing",
+        "hotspot": "each node other than the hotspot sends `hotspot_fraction` of its packets to the hotspot (the centre node) and the rest uniformly",
+        "injection": "Bernoulli: each node creates a packet in a cycle with probability rate / packet_flits",
+        "latency": "creation to tail delivery, including source queueing, of packets created in the measurement window; a lower bound when some of them were not delivered",
+        "source_queue_cap": crate::sim::synthetic::SOURCE_QUEUE_CAP,
+        "source_queue": "a packet created while its source queue holds source_queue_cap packets is not injected and counts as not delivered",
+        "drain": "after the measurement window the simulation runs up to `drain` more cycles (default: the measurement length), still injecting unmeasured traffic, until every measured packet has arrived",
+        "saturation": format!(
+            "a point is saturated when any measured packet was not delivered, or accepted throughput is more than {:.0}% below offered, or the mean latency exceeds {}x the pattern's zero-load latency, or (XY routing) the requested rate exceeds the pattern's capacity bound, or the source queues grew by more than one packet per node over the measurement window",
+            crate::sim::synthetic::SATURATION_THROUGHPUT_TOLERANCE * 100.0,
+            crate::sim::synthetic::SATURATION_LATENCY_FACTOR
+        ),
+        "saturation_offered": "the largest offered load among the unsaturated points below the lowest saturated requested rate (null when the first point is saturated)",
+    })
 }
 
 /// Synthetic-traffic sweep: `{"mesh":"8x8","traffic":"uniform","routing":"dor","rates":[...]}`.
 pub fn noc_sweep(req_json: &str) -> Result<String> {
-    let r: SweepReq = de(req_json, "noc_sweep request")?;
-    if r.rates.is_empty() {
-        return Err(NocError::Param(
-            "rates must list at least one offered load".into(),
-        ));
-    }
-    let arch = arch_for(&r.mesh, &r.arch, r.vcs, r.buffer)?;
+    noc_sweep_with(req_json, &mut |_, _, _| {})
+}
+
+/// The sweep with a progress callback `progress(cycles done, cycles at most, label)`. On Ctrl-C
+/// it returns the points already finished with `"interrupted": true`.
+pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) -> Result<String> {
+    use crate::sim::synthetic::{max_cycles, run_point_with, Stop};
+    let f = Fields::parse(req_json, "noc_sweep request", SWEEP_FIELDS)?;
+    let mesh_s = f.string("mesh", "8x8")?;
+    let traffic = f.string("traffic", "uniform")?;
+    let routing_s = f.string("routing", "dor")?;
+    let vcs = f.int_opt("vcs", 1, 11, "")?.map(|v| v as usize);
+    let buffer = f.int_opt("buffer", 1, 1024, " flits")?.map(|v| v as usize);
+    let packet_flits = f.int("packet_flits", 1, 1, MAX_PACKET_FLITS, " flits")? as u32;
+    let rates = f.num_list("rates", 0.0, 1.0, MAX_RATES, " flits/node/cycle")?;
+    let warmup = f.int("warmup", 10_000, 0, MAX_CYCLES, " cycles")?;
+    let measure = f.int("measure", 100_000, 1, MAX_CYCLES, " cycles")?;
+    let drain = f.int_opt("drain", 0, MAX_CYCLES, " cycles")?;
+    let seed = f.int("seed", 1, 0, u64::MAX, "")?;
+    let hotspot_fraction = f.num_opt("hotspot_fraction", 0.0, 1.0, "")?;
+    let arch_over = f.object("arch")?;
+    let rates = if f.has("rates") {
+        if rates.is_empty() {
+            return Err(NocError::Field {
+                field: "rates".into(),
+                msg: "must list at least one offered load".into(),
+            });
+        }
+        rates
+    } else {
+        DEFAULT_RATES.to_vec()
+    };
+    let arch = arch_for(&mesh_s, &arch_over, vcs, buffer)?;
     let mesh = Mesh::new(arch.cols, arch.rows)?;
-    let routing = packet_routing(&r.routing)?;
-    let mut pattern = Pattern::parse(&r.traffic, &mesh)?;
-    if let (Pattern::Hotspot { node, .. }, Some(f)) = (pattern, r.hotspot_fraction) {
-        pattern = Pattern::Hotspot { node, fraction: f };
+    let routing = packet_routing(&routing_s)?;
+    let mut pattern = Pattern::parse(&traffic, &mesh)?;
+    if let (Pattern::Hotspot { node, .. }, Some(fr)) = (pattern, hotspot_fraction) {
+        pattern = Pattern::Hotspot { node, fraction: fr };
     }
-    let mut points = Vec::new();
-    for &rate in &r.rates {
-        let cfg = SynthConfig {
+    let cfgs: Vec<SynthConfig> = rates
+        .iter()
+        .map(|&rate| SynthConfig {
             pattern,
             rate,
-            packet_flits: r.packet_flits,
-            warmup_cycles: r.warmup,
-            measure_cycles: r.measure,
-            drain_cycles: r.drain.unwrap_or(r.measure),
-            seed: r.seed,
-        };
-        points.push(run_point(&arch, routing, &cfg)?);
+            packet_flits,
+            warmup_cycles: warmup,
+            measure_cycles: measure,
+            drain_cycles: drain.unwrap_or(measure),
+            seed,
+        })
+        .collect();
+    let total: u64 = cfgs.iter().map(max_cycles).fold(0, u64::saturating_add);
+    let mut done = 0u64;
+    let mut points = Vec::new();
+    let mut interrupted = false;
+    for (i, cfg) in cfgs.iter().enumerate() {
+        let label = format!("rate {} ({}/{})", cfg.rate, i + 1, cfgs.len());
+        let base = done;
+        match run_point_with(&arch, routing, cfg, &mut |c| {
+            progress(base + c, total, &label)
+        }) {
+            Ok(p) => points.push(p),
+            Err(Stop::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(Stop::Error(e)) => return Err(e),
+        }
+        done += max_cycles(cfg);
     }
+    // the knee: unsaturated points below the lowest saturated requested rate
+    let first_sat = points
+        .iter()
+        .filter(|p| p.saturated)
+        .map(|p| p.requested_rate)
+        .fold(f64::INFINITY, f64::min);
     let sat = points
         .iter()
-        .filter(|p| !p.saturated)
+        .filter(|p| !p.saturated && p.requested_rate < first_sat)
         .map(|p| p.offered)
         .fold(f64::NAN, f64::max);
-    let hops = mean_hops_uniform(&mesh);
+    let hops = pattern.mean_hops(&mesh);
+    let dor = routing == PacketRouting::Dor;
     Ok(json!({
-        "mesh": r.mesh, "cols": mesh.cols, "rows": mesh.rows, "traffic": r.traffic, "routing": r.routing,
+        "mesh": mesh_s, "cols": mesh.cols, "rows": mesh.rows, "traffic": traffic, "routing": routing_s,
         "virtual_channels": arch.virtual_channels, "buffer_depth_flits": arch.buffer_depth_flits,
-        "packet_flits": r.packet_flits, "warmup_cycles": r.warmup, "measure_cycles": r.measure,
+        "packet_flits": packet_flits, "warmup_cycles": warmup, "measure_cycles": measure,
+        "drain_cycles": drain.unwrap_or(measure), "seed": seed,
+        "hotspot_fraction": match pattern { Pattern::Hotspot { fraction, .. } => json!(fraction), _ => Value::Null },
+        "sending_nodes": pattern.senders(&mesh), "nodes": mesh.nodes(),
         "points": points,
+        "interrupted": interrupted,
         "saturation_offered": if sat.is_nan() { Value::Null } else { json!(sat) },
+        "conventions": conventions(),
         "theory": {
-            "uniform_mean_hops": hops,
-            "zero_load_latency_uniform": zero_load_latency(&arch, hops, r.packet_flits),
-            "uniform_dor_bound": uniform_bound(&mesh),
+            "pattern": traffic,
+            "mean_hops": hops,
+            "zero_load_latency": zero_load_latency(&arch, hops, packet_flits),
+            "requested_rate_bound": if dor { json!(pattern.dor_bound(&mesh, arch.node_ejection_flits_per_cycle)) } else { Value::Null },
+            "requested_rate_bound_note": if dor {
+                "largest requested rate (flits per cycle of each sending node) that loads no link or ejection port beyond capacity under XY routing"
+            } else {
+                "no closed-form bound is given for adaptive routing"
+            },
         },
         "arch": arch,
     })
@@ -221,7 +272,7 @@ pub struct StreamReqJson {
     pub graph: String,
     #[serde(default = "d_mesh4")]
     pub mesh: String,
-    #[serde(default = "d_dor")]
+    #[serde(default = "d_tentacle")]
     pub routing: String,
     #[serde(default = "d_push")]
     pub comm: String,
@@ -253,6 +304,105 @@ pub struct StreamReqJson {
     pub buffer: Option<usize>,
     #[serde(default)]
     pub arch: Value,
+}
+fn d_mesh4() -> String {
+    "4x4".into()
+}
+fn d_warm() -> u64 {
+    10_000
+}
+fn d_meas() -> u64 {
+    100_000
+}
+fn d_seed() -> u64 {
+    1
+}
+/// Most computation scales in one run.
+pub const MAX_SCALES: usize = 1000;
+/// Largest computation scaling factor, cycles per unit of work.
+pub const MAX_SCALE: f64 = 1e9;
+/// Most annealing moves of the layout.
+pub const MAX_ANNEAL_MOVES: u64 = 100_000_000;
+/// Most routing / layout retries.
+pub const MAX_RETRIES: u64 = 10_000;
+
+const STREAM_FIELDS: &[&str] = &[
+    "graph",
+    "mesh",
+    "routing",
+    "comm",
+    "scales",
+    "warmup",
+    "measure",
+    "seed",
+    "anneal_moves",
+    "retries",
+    "buffer_iterations",
+    "buffer_items",
+    "corrected_work",
+    "no_sim",
+    "exact_budget",
+    "vcs",
+    "buffer",
+    "arch",
+];
+
+impl StreamReqJson {
+    /// Read and check a `stream_run` request; errors name the field.
+    pub fn parse(text: &str, what: &str) -> Result<StreamReqJson> {
+        let f = Fields::parse(text, what, STREAM_FIELDS)?;
+        let graph = match f.string("graph", "")? {
+            g if g.trim().is_empty() => {
+                return Err(NocError::Field {
+                    field: "graph".into(),
+                    msg: "must name a benchmark, a .json/.toml file or an inline JSON graph".into(),
+                })
+            }
+            g => g,
+        };
+        Ok(StreamReqJson {
+            graph,
+            mesh: f.string("mesh", "4x4")?,
+            routing: f.string("routing", "tentacle")?,
+            comm: f.string("comm", "push")?,
+            scales: f.num_list(
+                "scales",
+                0.0,
+                MAX_SCALE,
+                MAX_SCALES,
+                " cycles per unit of work",
+            )?,
+            warmup: f.int("warmup", d_warm(), 0, MAX_CYCLES, " cycles")?,
+            measure: f.int("measure", d_meas(), 1, MAX_CYCLES, " cycles")?,
+            seed: f.int("seed", 1, 0, u64::MAX, "")?,
+            anneal_moves: f.int(
+                "anneal_moves",
+                d_moves() as u64,
+                0,
+                MAX_ANNEAL_MOVES,
+                " moves",
+            )? as usize,
+            retries: f.int("retries", 0, 0, MAX_RETRIES, "")? as usize,
+            buffer_iterations: f.int(
+                "buffer_iterations",
+                d_buf_it(),
+                1,
+                1_000_000,
+                " iterations",
+            )?,
+            buffer_items: f.int("buffer_items", d_buf_items(), 0, 1 << 30, " items")?,
+            corrected_work: f.boolean("corrected_work")?,
+            no_sim: f.boolean("no_sim")?,
+            exact_budget: f.int("exact_budget", d_budget(), 1, 1 << 40, " expansions")?,
+            vcs: f.int_opt("vcs", 1, 11, "")?.map(|v| v as usize),
+            buffer: f.int_opt("buffer", 1, 1024, " flits")?.map(|v| v as usize),
+            arch: f.object("arch")?,
+        })
+    }
+}
+
+fn d_tentacle() -> String {
+    "tentacle".into()
 }
 fn d_push() -> String {
     "push".into()
@@ -315,6 +465,8 @@ pub fn map_graph(r: &StreamReqJson) -> Result<Mapped> {
 #[derive(Serialize)]
 pub struct RouteOutcome {
     pub routing: String,
+    /// What actually carries the streams: the requested routing, or `dor` after a fallback.
+    pub used: String,
     /// Disjoint circuits in use (tentacle/negotiated/exact success).
     pub circuits: bool,
     /// A disjoint-path router failed and every stream fell back to packet DOR.
@@ -325,6 +477,8 @@ pub struct RouteOutcome {
     #[serde(skip)]
     pub fabric: FabricKind,
     pub paths: Option<Vec<Vec<u8>>>,
+    /// Wall-clock routing time (reported under `timing`).
+    #[serde(skip)]
     pub seconds: f64,
 }
 
@@ -346,6 +500,11 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
             let circuits = paths.is_some();
             RouteOutcome {
                 routing: name.to_string(),
+                used: if circuits {
+                    name.to_string()
+                } else {
+                    "dor".into()
+                },
                 circuits,
                 fallback: !circuits,
                 failed_stream: failed,
@@ -364,6 +523,7 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
     let mut out = match kind {
         RoutingKind::Dor | RoutingKind::Adaptive => RouteOutcome {
             routing: name.into(),
+            used: name.into(),
             circuits: false,
             fallback: false,
             failed_stream: None,
@@ -383,6 +543,7 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
         },
         RoutingKind::Ideal => RouteOutcome {
             routing: name.into(),
+            used: name.into(),
             circuits: false,
             fallback: false,
             failed_stream: None,
@@ -451,10 +612,17 @@ pub fn mapped_graph(m: &Mapped, tile_of: &[usize]) -> MappedGraph {
             .iter()
             .map(|s| (s.src, s.dst, s.items.ceil() as u64))
             .collect(),
+        delays: m
+            .part
+            .streams
+            .iter()
+            .map(|s| s.delay.floor() as u64)
+            .collect(),
     }
 }
 
-/// Simulate at each scale; returns the points and the saturation (maximum) throughput.
+/// Simulate at each scale; returns the points, the saturation (maximum) throughput (NaN when
+/// there is no point) and whether Ctrl-C stopped the sweep (the points finished are returned).
 pub fn simulate(
     m: &Mapped,
     ro: &RouteOutcome,
@@ -463,9 +631,26 @@ pub fn simulate(
     r: &StreamReqJson,
     tile_of: &[usize],
 ) -> Result<(Vec<StreamRunResult>, f64)> {
+    let (p, s, _) = simulate_with(m, ro, comm, scales, r, tile_of, &mut |_, _, _| {})?;
+    Ok((p, s))
+}
+
+/// `simulate` with `progress(cycles done, cycles in all, label)`.
+pub fn simulate_with(
+    m: &Mapped,
+    ro: &RouteOutcome,
+    comm: Comm,
+    scales: &[f64],
+    r: &StreamReqJson,
+    tile_of: &[usize],
+    progress: &mut dyn FnMut(u64, u64, &str),
+) -> Result<(Vec<StreamRunResult>, f64, bool)> {
     let g = mapped_graph(m, tile_of);
     let mut pts = Vec::new();
-    for &s in scales {
+    let per = r.warmup + r.measure;
+    let total = per.saturating_mul(scales.len() as u64);
+    let mut interrupted = false;
+    for (i, &s) in scales.iter().enumerate() {
         let cfg = StreamRunConfig {
             comm,
             scale: s,
@@ -474,15 +659,32 @@ pub fn simulate(
             buffer_iterations: r.buffer_iterations,
             buffer_items: r.buffer_items,
         };
-        pts.push(run_stream(&m.arch, &g, &ro.fabric, &cfg)?);
+        let label = format!("scale {s:.4} ({}/{})", i + 1, scales.len());
+        let base = per * i as u64;
+        match run_stream_with(&m.arch, &g, &ro.fabric, &cfg, &mut |c| {
+            progress(base + c, total, &label)
+        }) {
+            Ok(p) => pts.push(p),
+            Err(NocError::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        }
     }
-    let sat = pts.iter().map(|p| p.throughput).fold(0.0, f64::max);
-    Ok((pts, sat))
+    let sat = pts.iter().map(|p| p.throughput).fold(f64::NAN, f64::max);
+    Ok((pts, sat, interrupted))
 }
 
 /// Map, route and simulate a stream graph. See `StreamReqJson` for the request fields.
 pub fn stream_run(req_json: &str) -> Result<String> {
-    let r: StreamReqJson = de(req_json, "stream_run request")?;
+    stream_run_with(req_json, &mut |_, _, _| {})
+}
+
+/// `stream_run` with `progress(cycles done, cycles in all, label)` during the simulation. On
+/// Ctrl-C during the simulation it returns the points finished with `"interrupted": true`.
+pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) -> Result<String> {
+    let r = StreamReqJson::parse(req_json, "stream_run request")?;
     let comm = match r.comm.to_ascii_lowercase().as_str() {
         "push" => Comm::Push,
         "pull" => Comm::Pull,
@@ -568,10 +770,10 @@ pub fn stream_run(req_json: &str) -> Result<String> {
         r.scales.clone()
     };
     let t_sim = Instant::now();
-    let (points, sat) = if r.no_sim {
-        (Vec::new(), f64::NAN)
+    let (points, sat, interrupted) = if r.no_sim {
+        (Vec::new(), f64::NAN, false)
     } else {
-        simulate(&m, &ro, comm, &scales, &r, &tile_of)?
+        simulate_with(&m, &ro, comm, &scales, &r, &tile_of, progress)?
     };
     let (mx, over) = contention(&loads);
     let (dmx, dover) = contention(&dor_loads);
@@ -607,8 +809,11 @@ pub fn stream_run(req_json: &str) -> Result<String> {
         "max_link_load": mx, "contended_links": over,
         "dor_max_link_load": dmx, "dor_contended_links": dover,
         "setup": setup,
-        "points": points, "saturation_throughput": sat, "throughput_unit": "steady-state iterations per 1000 cycles",
-        "timings": {"partition_s": m.t_partition, "layout_s": m.t_layout, "routing_s": ro.seconds, "simulation_s": t_sim.elapsed().as_secs_f64()},
+        "points": points, "interrupted": interrupted,
+        "saturation_throughput": if sat.is_nan() { Value::Null } else { json!(sat) },
+        "throughput_unit": "steady-state iterations per 1000 cycles",
+        "routing_requested": r.routing, "routing_used": ro.used,
+        "timing": {"partition_s": m.t_partition, "layout_s": m.t_layout, "routing_s": ro.seconds, "simulation_s": t_sim.elapsed().as_secs_f64()},
         "arch": m.arch,
     })
     .to_string())
@@ -617,12 +822,27 @@ pub fn stream_run(req_json: &str) -> Result<String> {
 /// Routing success on perturbed layouts: for `trials` perturbations of `swaps` random swaps of
 /// the annealed layout, which routers find disjoint paths.
 pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<String> {
-    let r: StreamReqJson = de(req_json, "perturbed_routing request")?;
+    let r = StreamReqJson::parse(req_json, "perturbed_routing request")?;
+    if trials == 0 || trials > 100_000 {
+        return Err(NocError::Field {
+            field: "trials".into(),
+            msg: format!("must be an integer from 1 to 100000, got {trials}"),
+        });
+    }
+    if swaps > 1_000_000 {
+        return Err(NocError::Field {
+            field: "swaps".into(),
+            msg: format!("must be an integer from 0 to 1000000, got {swaps}"),
+        });
+    }
     let m = map_graph(&r)?;
     let names = ["tentacle", "tentacle_retry", "negotiated", "exact"];
     let mut ok = [0usize; 4];
     let mut proven_infeasible = 0;
     for t in 0..trials {
+        if pktflow_model::cancel::requested() {
+            return Err(NocError::Interrupted);
+        }
         let tile_of = crate::layout::perturb(
             &m.mesh,
             &m.layout,
@@ -697,7 +917,7 @@ mod tests {
         assert!(noc_sweep(r#"{"rates":[0.1],"vcs":0}"#)
             .unwrap_err()
             .to_string()
-            .contains("virtual_channels"));
+            .starts_with("vcs must be"));
         assert!(stream_run(r#"{"graph":"Nope"}"#)
             .unwrap_err()
             .to_string()
@@ -708,6 +928,100 @@ mod tests {
                 .to_string()
                 .contains("pull")
         );
+    }
+
+    /// Every numeric field of both requests, given a value out of its range (zero where at
+    /// least 1 is needed, negative, fractional, non-numeric, huge), is refused with one line
+    /// that starts with the field's name; nothing is simulated.
+    #[test]
+    fn every_numeric_field_is_checked_by_name() {
+        let bad = [
+            "-1",
+            "-5",
+            "1.5",
+            "\"NaN\"",
+            "1e300",
+            "true",
+            "18446744073709551616",
+        ];
+        let sweep_fields = [
+            ("vcs", true),
+            ("buffer", true),
+            ("packet_flits", true),
+            ("warmup", false),
+            ("measure", true),
+            ("drain", false),
+            ("seed", false),
+        ];
+        for (field, min1) in sweep_fields {
+            let mut vals: Vec<&str> = bad.to_vec();
+            if min1 {
+                vals.push("0");
+            }
+            for v in vals {
+                if field == "seed" && v == "1e300" {
+                    continue; // not integral-in-range either way; covered by "1.5"
+                }
+                let req = format!(r#"{{"mesh":"2x2","rates":[0.1],"{field}":{v}}}"#);
+                let e = noc_sweep(&req).unwrap_err().to_string();
+                assert!(e.starts_with(&format!("{field} must be")), "{req}: {e}");
+                assert!(!e.contains('\n'));
+            }
+        }
+        for v in ["-0.1", "1.5", "\"NaN\"", "\"inf\"", "1e400"] {
+            let req = format!(r#"{{"mesh":"2x2","rates":[0.1,{v}]}}"#);
+            let e = noc_sweep(&req).unwrap_err().to_string();
+            assert!(
+                e.starts_with("rates[1] must be") || e.starts_with("malformed noc_sweep"),
+                "{req}: {e}"
+            );
+        }
+        assert!(
+            noc_sweep(r#"{"mesh":"2x2","rates":[0.1],"hotspot_fraction":2}"#)
+                .unwrap_err()
+                .to_string()
+                .starts_with("hotspot_fraction must be")
+        );
+        for (field, min1) in [
+            ("warmup", false),
+            ("measure", true),
+            ("seed", false),
+            ("anneal_moves", false),
+            ("retries", false),
+            ("buffer_iterations", true),
+            ("buffer_items", false),
+            ("exact_budget", true),
+            ("vcs", true),
+            ("buffer", true),
+        ] {
+            let mut vals: Vec<&str> = bad.to_vec();
+            if min1 {
+                vals.push("0");
+            }
+            for v in vals {
+                if field == "seed" && v == "1e300" {
+                    continue;
+                }
+                let req = format!(r#"{{"graph":"FMRadio","{field}":{v}}}"#);
+                let e = stream_run(&req).unwrap_err().to_string();
+                assert!(e.starts_with(&format!("{field} must be")), "{req}: {e}");
+            }
+        }
+        for v in ["-1", "\"NaN\"", "1e300"] {
+            let req = format!(r#"{{"graph":"FMRadio","scales":[{v}]}}"#);
+            let e = stream_run(&req).unwrap_err().to_string();
+            assert!(e.starts_with("scales[0] must be"), "{req}: {e}");
+        }
+        let e = noc_sweep(r#"{"mesh":"256x256","vcs":11,"buffer":1024,"rates":[0.1]}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("buffer slots"), "{e}");
+        for m in ["1000x1000", "256x512", "99999999999999999999x2", "0x4"] {
+            let e = noc_sweep(&format!(r#"{{"mesh":"{m}","rates":[0.1]}}"#))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(m), "{m}: {e}");
+        }
     }
 
     #[test]

@@ -27,6 +27,15 @@ pub enum NocError {
     },
     #[error("unknown benchmark `{0}` (known: AudioBeam, BeamFormer, BitonicSort, ChannelVocoder, DES, FilterBank, FMRadio, TDE, Vocoder)")]
     UnknownBenchmark(String),
+    /// A request field with a bad value: `measure must be an integer from 1 to ...`.
+    #[error("{field} {msg}")]
+    Field { field: String, msg: String },
+    /// A malformed request document (not JSON, not an object, unknown field).
+    #[error("malformed {what}: {msg}")]
+    Request { what: String, msg: String },
+    /// The user interrupted the run (Ctrl-C).
+    #[error("interrupted")]
+    Interrupted,
     #[error("invalid parameter: {0}")]
     Param(String),
     #[error("routing `{routing}` failed: {msg}")]

@@ -9,6 +9,7 @@ pub mod error;
 pub mod graph;
 pub mod layout;
 pub mod report;
+pub mod req;
 pub mod routing;
 pub mod sim;
 

@@ -8,26 +8,46 @@ fn py_err(e: pktflow_noc::NocError) -> PyErr {
     PktflowError::new_err(e.to_string())
 }
 
-/// Synthetic-traffic sweep; request/response documented in docs/noc.md.
-#[pyfunction]
-fn noc_sweep(py: Python<'_>, request: &str) -> PyResult<String> {
-    let r = request.to_string();
-    run_cancellable(py, move || pktflow_noc::api::noc_sweep(&r))?
-        .map_err(py_err)
+/// Call `progress(done, total, label)` from the worker thread, if given.
+fn report(cb: &Option<Py<PyAny>>, done: u64, total: u64, label: &str) {
+    if let Some(cb) = cb {
+        Python::attach(|py| {
+            if let Err(e) = cb.call1(py, (done, total, label)) {
+                e.print(py);
+            }
+        });
+    }
 }
 
-/// Partition, lay out, route and simulate a stream graph.
+/// Synthetic-traffic sweep; request/response documented in docs/noc.md. `progress(cycles done,
+/// cycles at most, label)` is called now and then (at most every 0.2 s).
 #[pyfunction]
-fn stream_run(py: Python<'_>, request: &str) -> PyResult<String> {
+#[pyo3(signature = (request, progress=None))]
+fn noc_sweep(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
     let r = request.to_string();
-    run_cancellable(py, move || pktflow_noc::api::stream_run(&r))?
-        .map_err(py_err)
+    run_cancellable(py, move || {
+        pktflow_noc::api::noc_sweep_with(&r, &mut |d, t, l| report(&progress, d, t, l))
+    })?
+    .map_err(py_err)
+}
+
+/// Partition, lay out, route and simulate a stream graph; `progress` as for `noc_sweep`
+/// (during the simulation).
+#[pyfunction]
+#[pyo3(signature = (request, progress=None))]
+fn stream_run(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let r = request.to_string();
+    run_cancellable(py, move || {
+        pktflow_noc::api::stream_run_with(&r, &mut |d, t, l| report(&progress, d, t, l))
+    })?
+    .map_err(py_err)
 }
 
 /// Load and balance a stream graph (benchmark name, .json/.toml path, or inline JSON).
 #[pyfunction]
-fn stream_graph_load(spec: &str) -> PyResult<String> {
-    pktflow_noc::api::stream_graph_load(spec).map_err(py_err)
+fn stream_graph_load(py: Python<'_>, spec: &str) -> PyResult<String> {
+    let s = spec.to_string();
+    run_cancellable(py, move || pktflow_noc::api::stream_graph_load(&s))?.map_err(py_err)
 }
 
 /// Routing success of each router on perturbed layouts.
@@ -39,8 +59,10 @@ fn noc_perturbed_routing(
     swaps: usize,
 ) -> PyResult<String> {
     let r = request.to_string();
-    run_cancellable(py, move || pktflow_noc::api::perturbed_routing(&r, trials, swaps))?
-        .map_err(py_err)
+    run_cancellable(py, move || {
+        pktflow_noc::api::perturbed_routing(&r, trials, swaps)
+    })?
+    .map_err(py_err)
 }
 
 /// Built-in benchmarks, routers, traffic patterns and the mesh preset defaults.

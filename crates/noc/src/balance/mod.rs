@@ -17,8 +17,16 @@
 //! The balance reported is max work / mean work over the actors.
 use crate::error::{NocError, Result};
 use crate::graph::{Balanced, NodeKind};
+use pktflow_model::cancel;
 use serde::Serialize;
 use std::collections::BTreeMap;
+
+/// Above this many actors (or 2 x tiles, whichever is larger), `partition` first coarsens the
+/// graph in linear time to `COARSEN_TARGET` actors (or 2 x tiles) before the greedy fusion.
+/// Every built-in benchmark is below it.
+pub const GREEDY_MAX_ACTORS: usize = 512;
+/// Actors left by the linear-time coarsening of a large graph (at least 2 x tiles).
+pub const COARSEN_TARGET: usize = 128;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Actor {
@@ -36,6 +44,8 @@ pub struct Stream {
     pub dst: usize,
     /// Items per steady state.
     pub items: f64,
+    /// Items on the stream before the first iteration (feedback-loop delay).
+    pub delay: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -55,7 +65,14 @@ pub const MAX_DEGREE: usize = 4;
 
 struct Work {
     actors: Vec<Option<Actor>>,
-    edges: BTreeMap<(usize, usize), f64>,
+    /// (items per steady state, initial items) per (producer, consumer)
+    edges: BTreeMap<(usize, usize), (f64, f64)>,
+}
+
+/// Can the consumer of a stream run an iteration ahead of its producer? (Its initial items
+/// cover one iteration's items, as the simulator counts them.)
+fn covered(items: f64, delay: f64) -> bool {
+    delay.floor() >= items.ceil()
 }
 
 impl Work {
@@ -104,19 +121,35 @@ impl Work {
         }
         (i, o)
     }
-    /// In- and out-degree of the actor that fusing a and b would make.
-    fn fused_degree(&self, a: usize, b: usize) -> (usize, usize) {
-        let mut ins = std::collections::BTreeSet::new();
-        let mut outs = std::collections::BTreeSet::new();
+    /// In- and out-degree of the actor that fusing a and b would make (`adj`: producers and
+    /// consumers of every actor, from `adjacency`).
+    fn fused_degree(
+        adj: &(Vec<Vec<usize>>, Vec<Vec<usize>>),
+        a: usize,
+        b: usize,
+    ) -> (usize, usize) {
+        let count = |l: &Vec<Vec<usize>>| {
+            let mut v: Vec<usize> = l[a]
+                .iter()
+                .chain(&l[b])
+                .copied()
+                .filter(|&x| x != a && x != b)
+                .collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len()
+        };
+        (count(&adj.0), count(&adj.1))
+    }
+    /// (producers, consumers) of every actor.
+    fn adjacency(&self) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+        let n = self.actors.len();
+        let (mut p, mut c) = (vec![Vec::new(); n], vec![Vec::new(); n]);
         for &(x, y) in self.edges.keys() {
-            if (y == a || y == b) && x != a && x != b {
-                ins.insert(x);
-            }
-            if (x == a || x == b) && y != a && y != b {
-                outs.insert(y);
-            }
+            p[y].push(x);
+            c[x].push(y);
         }
-        (ins.len(), outs.len())
+        (p, c)
     }
     /// Best adjacent pair to fuse without creating a cycle, excluding `avoid`: the smallest
     /// combined work, scaled up by how far the fused actor's in/out degree exceeds the 4 links of
@@ -141,11 +174,12 @@ impl Work {
                 pairs.push((g[k - 1].min(g[k]), g[k - 1].max(g[k])));
             }
         }
+        let adj = self.adjacency();
         let mut cands: Vec<(f64, usize, usize, f64)> = pairs
             .iter()
             .filter(|&&(a, b)| a != b && Some(a) != avoid && Some(b) != avoid)
             .map(|&(a, b)| {
-                let (di, dout) = self.fused_degree(a, b);
+                let (di, dout) = Self::fused_degree(&adj, a, b);
                 let excess = di.saturating_sub(MAX_DEGREE) + dout.saturating_sub(MAX_DEGREE);
                 let w = self.w(a) + self.w(b);
                 (w * (1.0 + excess as f64), a, b, w)
@@ -180,15 +214,121 @@ impl Work {
             aa.name.push('+');
         }
         let old = std::mem::take(&mut self.edges);
-        for ((x, y), it) in old {
+        for ((x, y), (it, d)) in old {
             let x2 = if x == b { a } else { x };
             let y2 = if y == b { a } else { y };
             if x2 == y2 {
                 continue; // internal to the fused actor
             }
-            *self.edges.entry((x2, y2)).or_insert(0.0) += it;
+            let e = self.edges.entry((x2, y2)).or_insert((0.0, 0.0));
+            e.0 += it;
+            e.1 += d;
         }
     }
+    /// Fuse every strongly connected set of actors linked by streams whose initial items do
+    /// not cover an iteration (iterative Tarjan); repeats until none is left. Returns fusions.
+    fn fuse_uncovered_cycles(&mut self) -> usize {
+        let mut fusions = 0;
+        loop {
+            let n = self.actors.len();
+            let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+            for (&(a, b), &(it, d)) in &self.edges {
+                if !covered(it, d) {
+                    succ[a].push(b);
+                }
+            }
+            let comps = sccs(&succ);
+            let mut changed = false;
+            for c in comps.into_iter().filter(|c| c.len() > 1) {
+                let keep = *c.iter().min().unwrap();
+                for &v in &c {
+                    if v != keep && self.actors[v].is_some() && self.actors[keep].is_some() {
+                        self.fuse(keep, v);
+                        fusions += 1;
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                return fusions;
+            }
+        }
+    }
+
+    /// When more than max(GREEDY_MAX_ACTORS, 2 x tiles) actors are alive: condense strongly
+    /// connected sets, order the rest topologically and fuse contiguous runs of that order
+    /// into max(COARSEN_TARGET, 2 x tiles) groups of similar work. Returns the fusions made.
+    fn coarsen(&mut self, tiles: usize) -> usize {
+        if self.count() <= GREEDY_MAX_ACTORS.max(2 * tiles) {
+            return 0;
+        }
+        let target = COARSEN_TARGET.max(2 * tiles);
+        let n = self.actors.len();
+        let mut fusions = 0;
+        let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for &(a, b) in self.edges.keys() {
+            succ[a].push(b);
+        }
+        // Tarjan returns components in reverse topological order
+        let mut comps = sccs(&succ);
+        comps.retain(|c| self.actors[c[0]].is_some());
+        comps.reverse();
+        let mut group_of = vec![usize::MAX; n];
+        let total: f64 = comps
+            .iter()
+            .flat_map(|c| c.iter())
+            .map(|&v| self.w(v))
+            .sum();
+        let per = total / target as f64;
+        let (mut acc, mut g, mut in_group) = (0.0, 0usize, 0usize);
+        for c in comps.iter() {
+            let wc: f64 = c.iter().map(|&v| self.w(v)).sum();
+            if in_group > 0 && (acc + wc > per * (g + 1) as f64 || per == 0.0) {
+                // start a new group unless the targets are exhausted
+                if g + 1 < target {
+                    g += 1;
+                    in_group = 0;
+                }
+            }
+            for &v in c.iter() {
+                group_of[v] = g;
+            }
+            acc += wc;
+            in_group += 1;
+        }
+        // rebuild: one actor per group (the first member keeps its slot)
+        let mut head = vec![usize::MAX; target.max(g + 1)];
+        let mut new_edges: BTreeMap<(usize, usize), (f64, f64)> = BTreeMap::new();
+        for (v, &gv) in group_of.iter().enumerate() {
+            if self.actors[v].is_none() {
+                continue;
+            }
+            if head[gv] == usize::MAX {
+                head[gv] = v;
+            } else {
+                let b = self.actors[v].take().unwrap();
+                let a = self.actors[head[gv]].as_mut().unwrap();
+                a.work += b.work;
+                a.stateful |= b.stateful;
+                a.members.extend(b.members);
+                if !a.name.ends_with('+') {
+                    a.name.push('+');
+                }
+                fusions += 1;
+            }
+        }
+        for ((x, y), (it, d)) in std::mem::take(&mut self.edges) {
+            let (x2, y2) = (head[group_of[x]], head[group_of[y]]);
+            if x2 != y2 {
+                let e = new_edges.entry((x2, y2)).or_insert((0.0, 0.0));
+                e.0 += it;
+                e.1 += d;
+            }
+        }
+        self.edges = new_edges;
+        fusions
+    }
+
     fn fiss(&mut self, h: usize) -> usize {
         let a = self.actors[h].as_mut().unwrap();
         a.work /= 2.0;
@@ -200,18 +340,79 @@ impl Work {
         self.actors.push(Some(b));
         let nb = self.actors.len() - 1;
         let old = std::mem::take(&mut self.edges);
-        for ((x, y), it) in old {
+        for ((x, y), (it, d)) in old {
             if x == h || y == h {
-                let half = it / 2.0;
+                let half = (it / 2.0, d / 2.0);
                 self.edges.insert((x, y), half);
                 let (x2, y2) = (if x == h { nb } else { x }, if y == h { nb } else { y });
-                *self.edges.entry((x2, y2)).or_insert(0.0) += half;
+                let e = self.edges.entry((x2, y2)).or_insert((0.0, 0.0));
+                e.0 += half.0;
+                e.1 += half.1;
             } else {
-                *self.edges.entry((x, y)).or_insert(0.0) += it;
+                let e = self.edges.entry((x, y)).or_insert((0.0, 0.0));
+                e.0 += it;
+                e.1 += d;
             }
         }
         nb
     }
+}
+
+/// Strongly connected components of a directed graph (iterative Tarjan), in reverse
+/// topological order of the condensation.
+fn sccs(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = succ.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0usize; n];
+    let mut on = vec![false; n];
+    let mut stack = Vec::new();
+    let mut out = Vec::new();
+    let mut next = 0usize;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        let mut call: Vec<(usize, usize)> = vec![(root, 0)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on[root] = true;
+        while let Some(&mut (v, ref mut i)) = call.last_mut() {
+            if *i < succ[v].len() {
+                let w = succ[v][*i];
+                *i += 1;
+                if index[w] == usize::MAX {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on[w] = true;
+                    call.push((w, 0));
+                } else if on[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+            } else {
+                call.pop();
+                if let Some(&(u, _)) = call.last() {
+                    low[u] = low[u].min(low[v]);
+                }
+                if low[v] == index[v] {
+                    let mut c = Vec::new();
+                    loop {
+                        let w = stack.pop().unwrap();
+                        on[w] = false;
+                        c.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    out.push(c);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Partition a balanced graph onto at most `tiles` actors.
@@ -246,12 +447,25 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
         if s == usize::MAX || d == usize::MAX {
             continue;
         }
-        *w.edges.entry((s, d)).or_insert(0.0) += b.edge_items(k) as f64;
+        let en = w.edges.entry((s, d)).or_insert((0.0, 0.0));
+        en.0 += b.edge_items(k) as f64;
+        en.1 += e.delay as f64;
     }
-    let mut fusions = 0;
+    // a cycle whose initial items do not cover one iteration cannot be pipelined across
+    // actors at the granularity of steady-state iterations: it becomes one actor
+    let mut fusions = w.fuse_uncovered_cycles();
+    // huge graphs: cut a topological order into contiguous groups of similar work first
+    // (linear time; contiguous groups of a topological order never form a cycle)
+    fusions += w.coarsen(tiles);
+    if cancel::requested() {
+        return Err(NocError::Interrupted);
+    }
     let mut fissions = 0;
     // 2. fusion down to T actors
     while w.count() > tiles {
+        if cancel::requested() {
+            return Err(NocError::Interrupted);
+        }
         match w.best_fusion(None) {
             Some((a, c, _)) => {
                 w.fuse(a, c);
@@ -319,6 +533,9 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
     }
     // 3. fission of the heaviest stateless actor, re-fusing to free a tile when needed
     for _ in 0..(4 * tiles + 16) {
+        if cancel::requested() {
+            return Err(NocError::Interrupted);
+        }
         let h = w
             .alive()
             .max_by(|&x, &y| w.w(x).partial_cmp(&w.w(y)).unwrap().then(y.cmp(&x)))
@@ -348,6 +565,7 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
         w.fiss(h);
         fissions += 1;
     }
+    fusions += w.fuse_uncovered_cycles();
     // compact
     let mut map = vec![usize::MAX; w.actors.len()];
     let mut actors = Vec::new();
@@ -360,10 +578,11 @@ pub fn partition(b: &Balanced, tiles: usize) -> Result<Partition> {
     let streams: Vec<Stream> = w
         .edges
         .iter()
-        .map(|(&(s, d), &it)| Stream {
+        .map(|(&(s, d), &(it, dl))| Stream {
             src: map[s],
             dst: map[d],
             items: it,
+            delay: dl,
         })
         .collect();
     let mean = actors.iter().map(|a| a.work).sum::<f64>() / actors.len().max(1) as f64;

@@ -60,7 +60,7 @@ fn speed() {
                 cpu,
                 p.cycles_simulated as f64 / cpu.max(1e-9),
                 p.accepted,
-                p.latency
+                p.latency.unwrap_or(f64::NAN)
             );
         }
     }

@@ -178,6 +178,17 @@ pub fn parse_program(text: &str, origin: &str) -> Result<StreamProgram> {
 
 /// Load a program from a `.json` or `.toml` file.
 pub fn load_program(path: &str) -> Result<StreamProgram> {
+    if let Ok(md) = std::fs::metadata(path) {
+        if md.len() > MAX_GRAPH_FILE_BYTES {
+            return Err(NocError::Parse {
+                origin: path.to_string(),
+                msg: format!(
+                    "file of {} bytes is larger than the {MAX_GRAPH_FILE_BYTES} accepted",
+                    md.len()
+                ),
+            });
+        }
+    }
     let text = std::fs::read_to_string(path).map_err(|e| NocError::Io {
         path: path.to_string(),
         source: e,
@@ -195,8 +206,14 @@ pub fn load_program(path: &str) -> Result<StreamProgram> {
 /// Port of a flattened construct: (node, rate per firing).
 type Port = Option<(usize, u64)>;
 
+/// Most actors (filters, splitters, joiners) a flattened graph may have.
+pub const MAX_GRAPH_NODES: usize = 1_000_000;
+/// Largest stream graph file read, bytes.
+pub const MAX_GRAPH_FILE_BYTES: u64 = 256 << 20;
+
 struct Flattener<'a> {
     graph: &'a str,
+    too_big: bool,
     nodes: Vec<FlatNode>,
     edges: Vec<FlatEdge>,
     use_corrected: bool,
@@ -238,6 +255,9 @@ impl Flattener<'_> {
     }
 
     fn add(&mut self, n: FlatNode) -> usize {
+        if self.nodes.len() >= MAX_GRAPH_NODES {
+            self.too_big = true;
+        }
         self.nodes.push(n);
         self.nodes.len() - 1
     }
@@ -454,8 +474,15 @@ pub fn flatten(p: &StreamProgram, use_corrected_work: bool) -> Result<FlatGraph>
         nodes: Vec::new(),
         edges: Vec::new(),
         use_corrected: use_corrected_work,
+        too_big: false,
     };
-    let (i, o) = f.walk(&p.graph, &p.name)?;
+    let walked = f.walk(&p.graph, &p.name);
+    if f.too_big {
+        return f.err(format!(
+            "more than {MAX_GRAPH_NODES} actors (filters, splitters and joiners); the limit is {MAX_GRAPH_NODES}"
+        ));
+    }
+    let (i, o) = walked?;
     if let Some((n, r)) = i {
         if r > 0 {
             return f.err(format!(
@@ -582,10 +609,22 @@ pub fn solve_balance(g: FlatGraph) -> Result<Balanced> {
             reps[v] = x as u64;
         }
     }
+    for e in &g.edges {
+        if reps[e.src].checked_mul(e.push).is_none() || reps[e.dst].checked_mul(e.pop).is_none() {
+            return Err(NocError::Inconsistent {
+                graph: g.name.clone(),
+                edge: g.edge_name(e),
+                msg: "items per steady state overflow 64 bits".into(),
+            });
+        }
+    }
     let b = Balanced { graph: g, reps };
     check_deadlock(&b)?;
     Ok(b)
 }
+
+/// Most actor visits `check_deadlock` makes (passes over the actors x actors).
+pub const MAX_SCHEDULE_STEPS: u64 = 50_000_000;
 
 /// Run one steady state symbolically (any actor whose inputs hold enough items fires, up to its
 /// repetition count). Only graphs with initial items (feedback loops) can deadlock; the message
@@ -596,17 +635,19 @@ fn check_deadlock(b: &Balanced) -> Result<()> {
     if g.edges.iter().all(|e| e.delay == 0) {
         // Without initial items an SDF graph runs iff it is acyclic (Kahn's topological sort).
         let mut indeg = vec![0usize; n];
+        let mut outs: Vec<Vec<usize>> = vec![Vec::new(); n];
         for e in &g.edges {
             indeg[e.dst] += 1;
+            outs[e.src].push(e.dst);
         }
         let mut st: Vec<usize> = (0..n).filter(|&v| indeg[v] == 0).collect();
         let mut removed = vec![false; n];
         while let Some(u) = st.pop() {
             removed[u] = true;
-            for e in g.edges.iter().filter(|e| e.src == u) {
-                indeg[e.dst] -= 1;
-                if indeg[e.dst] == 0 {
-                    st.push(e.dst);
+            for &d in &outs[u] {
+                indeg[d] -= 1;
+                if indeg[d] == 0 {
+                    st.push(d);
                 }
             }
         }
@@ -629,24 +670,41 @@ fn check_deadlock(b: &Balanced) -> Result<()> {
         ins[e.dst].push(k);
         outs[e.src].push(k);
     }
-    let total: u64 = b.reps.iter().sum();
-    let mut done = 0u64;
+    let total: u128 = b.reps.iter().map(|&r| r as u128).sum();
+    let mut done = 0u128;
+    let mut steps = 0u64;
     loop {
         let mut progress = false;
         for v in 0..n {
-            while fired[v] < b.reps[v]
-                && ins[v].iter().all(|&k| tokens[k] >= g.edges[k].pop as u128)
-            {
-                for &k in &ins[v] {
-                    tokens[k] -= g.edges[k].pop as u128;
-                }
-                for &k in &outs[v] {
-                    tokens[k] += g.edges[k].push as u128;
-                }
-                fired[v] += 1;
-                done += 1;
-                progress = true;
+            // fire v as often as its inputs and its repetition count allow, in one step
+            let mut k = (b.reps[v] - fired[v]) as u128;
+            for &e in &ins[v] {
+                k = k.min(tokens[e] / g.edges[e].pop as u128);
             }
+            if k == 0 {
+                continue;
+            }
+            for &e in &ins[v] {
+                tokens[e] -= k * g.edges[e].pop as u128;
+            }
+            for &e in &outs[v] {
+                tokens[e] += k * g.edges[e].push as u128;
+            }
+            fired[v] += k as u64;
+            done += k;
+            progress = true;
+        }
+        steps += n as u64;
+        if steps > MAX_SCHEDULE_STEPS {
+            return Err(NocError::Graph {
+                graph: g.name.clone(),
+                msg: format!(
+                    "checking that the feedback loops run takes more than {MAX_SCHEDULE_STEPS} actor visits (initial items far below the loop's items per steady state); increase the loop delay"
+                ),
+            });
+        }
+        if pktflow_model::cancel::requested() {
+            return Err(NocError::Interrupted);
         }
         if done == total {
             return Ok(());

@@ -148,7 +148,10 @@ fn anneal_with(
     }
     let mut temp = (cur / na as f64).max(1.0);
     let cool = (0.001f64).powf(1.0 / moves.max(1) as f64);
-    for _ in 0..moves {
+    for mv in 0..moves {
+        if mv & 4095 == 0 && pktflow_model::cancel::requested() {
+            return Err(crate::error::NocError::Interrupted);
+        }
         let a = rng.gen_range(0..na);
         let t2 = rng.gen_range(0..nt);
         let t1 = tile_of[a];

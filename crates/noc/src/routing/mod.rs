@@ -18,6 +18,10 @@ pub const W: usize = 1;
 pub const N: usize = 2;
 pub const S: usize = 3;
 pub const LOCAL: usize = 4;
+/// Largest mesh side accepted by `Mesh::parse` (and so by every request).
+pub const MAX_MESH_SIDE: usize = 256;
+/// Most nodes accepted by `Mesh::parse` (the limit of the mesh preset, 256x256).
+pub const MAX_MESH_NODES: usize = 65_536;
 pub const DIR_NAMES: [&str; 5] = ["E", "W", "N", "S", "L"];
 
 /// Opposite direction: a flit leaving on port d arrives on input port opposite(d).
@@ -60,6 +64,11 @@ impl Mesh {
             .trim()
             .parse()
             .map_err(|_| NocError::Param(format!("mesh `{s}`: `{b}` is not a number")))?;
+        if c > MAX_MESH_SIDE || r > MAX_MESH_SIDE || c * r > MAX_MESH_NODES {
+            return Err(NocError::Param(format!(
+                "mesh `{s}` is too large: at most {MAX_MESH_SIDE} columns, {MAX_MESH_SIDE} rows and {MAX_MESH_NODES} nodes"
+            )));
+        }
         Mesh::new(c, r)
     }
     pub fn nodes(&self) -> usize {
@@ -691,7 +700,9 @@ impl ExactState<'_> {
             return false;
         }
         self.expansions += 1;
-        if self.expansions > self.budget {
+        if self.expansions > self.budget
+            || (self.expansions & 4095 == 0 && pktflow_model::cancel::requested())
+        {
             self.exhausted = true;
             return false;
         }

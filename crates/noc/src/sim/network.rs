@@ -172,6 +172,10 @@ const IDLE: u8 = 0;
 const VA: u8 = 1;
 const ACTIVE: u8 = 2;
 
+/// Most flit buffer slots (nodes x 5 ports x (VCs + 1) x depth) a simulated network may have
+/// (about 12 bytes each): checked before anything is allocated.
+pub const MAX_BUFFER_SLOTS: u64 = 64 << 20;
+
 pub struct Network {
     pub mesh: Mesh,
     routing: PacketRouting,
@@ -273,6 +277,16 @@ impl Network {
             return Err(NocError::Param(format!("too many virtual channels: {v}")));
         }
         let depth = arch.buffer_depth_flits;
+        let slots = (n as u64) * (PORTS as u64) * (vt as u64) * (depth as u64);
+        if slots > MAX_BUFFER_SLOTS {
+            return Err(NocError::Param(format!(
+                "{}x{} mesh with {v} virtual channels of {depth} flits needs {slots} buffer slots ({} MB); at most {MAX_BUFFER_SLOTS} ({} MB) can be simulated: use fewer nodes, virtual channels or a shallower buffer",
+                arch.cols,
+                arch.rows,
+                (slots * 12) >> 20,
+                (MAX_BUFFER_SLOTS * 12) >> 20
+            )));
+        }
         let pipe_out =
             arch.switch_alloc_cycles + arch.switch_traversal_cycles + arch.link_latency_cycles;
         let ring = pipe_out.max(arch.circuit_stages) as usize + 1;
@@ -449,6 +463,16 @@ impl Network {
         self.ni_work[src / 64] |= 1 << (src % 64);
         self.packets_created += 1;
         id
+    }
+
+    /// Packets waiting in the source queue of `node` (not yet started).
+    pub fn source_queue_len(&self, node: usize) -> usize {
+        self.srcq[node].len()
+    }
+
+    /// True when no packet is queued, being injected or inside the network.
+    pub fn idle(&self) -> bool {
+        self.packets_created == self.packets_delivered && self.delivered.is_empty()
     }
 
     /// Packets waiting in source queues (not yet started).

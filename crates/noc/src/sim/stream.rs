@@ -56,6 +56,8 @@ pub trait Fabric {
     fn check(&self) -> Result<()>;
     fn flits_ejected(&self) -> u64;
     fn now(&self) -> u64;
+    /// Nothing queued, in flight or waiting to be collected.
+    fn idle(&self) -> bool;
 }
 
 impl Fabric for Network {
@@ -76,6 +78,9 @@ impl Fabric for Network {
     }
     fn now(&self) -> u64 {
         Network::now(self)
+    }
+    fn idle(&self) -> bool {
+        Network::idle(self)
     }
 }
 
@@ -203,6 +208,11 @@ impl Fabric for IdealNet {
     fn now(&self) -> u64 {
         self.now
     }
+    fn idle(&self) -> bool {
+        self.delivered.is_empty()
+            && self.srcq.iter().all(|q| q.is_empty())
+            && self.arr.iter().all(|q| q.is_empty())
+    }
 }
 
 /// A mapped stream graph: actors on tiles, streams between actors.
@@ -213,6 +223,9 @@ pub struct MappedGraph {
     pub work: Vec<f64>,
     /// (src actor, dst actor, items per firing)
     pub streams: Vec<(usize, usize, u64)>,
+    /// Items on each stream before the first firing (feedback-loop delay); empty = none.
+    #[serde(default)]
+    pub delays: Vec<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -236,7 +249,8 @@ pub struct StreamRunResult {
     pub iterations: u64,
     pub packets_delivered: u64,
     pub flits_delivered: u64,
-    pub mean_packet_latency: f64,
+    /// Mean latency of the packets delivered in the measurement window; null when none was.
+    pub mean_packet_latency: Option<f64>,
     pub cycles: u64,
     pub wall_seconds: f64,
 }
@@ -256,12 +270,27 @@ fn untag(t: u64) -> (u64, usize, u64) {
     )
 }
 
+/// Most items one stream may carry per steady-state iteration in a simulation.
+pub const MAX_STREAM_ITEMS: u64 = 10_000_000;
+
 /// Run the stream graph on a fabric.
 pub fn run_stream(
     arch: &MeshArch,
     g: &MappedGraph,
     fabric: &FabricKind,
     cfg: &StreamRunConfig,
+) -> Result<StreamRunResult> {
+    run_stream_with(arch, g, fabric, cfg, &mut |_| {})
+}
+
+/// `run_stream` with `progress(cycles done)` now and then (at most every 0.2 s); checks the
+/// cancellation flag every 256 cycles (error `interrupted`).
+pub fn run_stream_with(
+    arch: &MeshArch,
+    g: &MappedGraph,
+    fabric: &FabricKind,
+    cfg: &StreamRunConfig,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<StreamRunResult> {
     arch.validate().map_err(NocError::Param)?;
     let na = g.tile_of.len();
@@ -278,6 +307,11 @@ pub fn run_stream(
         return Err(NocError::Param("buffer_iterations must be >= 1".into()));
     }
     for (k, &(s, d, it)) in g.streams.iter().enumerate() {
+        if it > MAX_STREAM_ITEMS {
+            return Err(NocError::Param(format!(
+                "stream {k} carries {it} items per steady-state iteration; at most {MAX_STREAM_ITEMS} can be simulated"
+            )));
+        }
         if s >= na || d >= na || it == 0 {
             return Err(NocError::Param(format!(
                 "stream {k} ({s} -> {d}, {it} items) is invalid"
@@ -350,7 +384,15 @@ pub fn run_stream(
     // firings started: a firing pops its inputs when it starts, which frees FIFO space
     let mut started = vec![0u64; na];
     let mut busy_until = vec![u64::MAX; na];
-    let mut recv = vec![0u64; ns];
+    if !g.delays.is_empty() && g.delays.len() != ns {
+        return Err(NocError::Param("one delay per stream is needed".into()));
+    }
+    // initial items count as received
+    let mut recv: Vec<u64> = if g.delays.is_empty() {
+        vec![0u64; ns]
+    } else {
+        g.delays.clone()
+    };
     let mut req_next = vec![0u64; ns];
     let mut pending: Vec<Vec<u64>> = vec![Vec::with_capacity(64); ns];
     let mut deliv: Vec<Delivery> = Vec::with_capacity(1024);
@@ -371,7 +413,19 @@ pub fn run_stream(
             None
         }
     };
+    progress(0);
+    let mut last_report = start;
     for t in 0..end {
+        if t & 255 == 0 {
+            if pktflow_model::cancel::requested() {
+                return Err(NocError::Interrupted);
+            }
+            let now = std::time::Instant::now();
+            if now.duration_since(last_report).as_secs_f64() >= 0.2 {
+                last_report = now;
+                progress(t);
+            }
+        }
         if t == cfg.warmup_cycles {
             fired0.clone_from(&fired);
         }
@@ -476,6 +530,12 @@ pub fn run_stream(
                 }
             }
         }
+        // nothing computing, nothing in the network, and no actor could start: deadlock
+        if t & 1023 == 1023 && busy_until.iter().all(|&b| b == u64::MAX) && fab.idle() {
+            return Err(NocError::Invariant(format!(
+                "stream graph deadlocked at cycle {t}: no actor can fire and no packet is in flight (a feedback loop with too few initial items?)"
+            )));
+        }
         if t > last_fire + 2_000_000 {
             return Err(NocError::Invariant(format!(
                 "stream graph made no progress for 2,000,000 cycles (cycle {t}): deadlock"
@@ -490,11 +550,7 @@ pub fn run_stream(
         iterations: iters,
         packets_delivered: pk_meas,
         flits_delivered: fl_meas,
-        mean_packet_latency: if pk_meas > 0 {
-            lat_sum as f64 / pk_meas as f64
-        } else {
-            f64::NAN
-        },
+        mean_packet_latency: (pk_meas > 0).then(|| lat_sum as f64 / pk_meas as f64),
         cycles: end,
         wall_seconds: start.elapsed().as_secs_f64(),
     })
@@ -511,6 +567,7 @@ mod tests {
             tile_of: vec![0, 1, 2, 3],
             work: vec![10.0, 10.0, 10.0, 10.0],
             streams: vec![(0, 1, 64), (1, 2, 64), (2, 3, 64)],
+            delays: Vec::new(),
         }
     }
 

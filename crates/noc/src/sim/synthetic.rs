@@ -69,10 +69,130 @@ impl Pattern {
     }
 }
 
+impl Pattern {
+    /// Nodes that send packets: all but those whose destination would be themselves
+    /// (transpose: the diagonal; bit-complement: the centre of an odd mesh).
+    pub fn senders(&self, mesh: &Mesh) -> usize {
+        let n = mesh.nodes();
+        match *self {
+            Pattern::Uniform | Pattern::Hotspot { .. } => n,
+            Pattern::Transpose => n - mesh.cols.min(mesh.rows),
+            Pattern::BitComplement => n - usize::from(mesh.cols % 2 == 1 && mesh.rows % 2 == 1),
+        }
+    }
+
+    /// Mean hop count of the packets this pattern sends.
+    pub fn mean_hops(&self, mesh: &Mesh) -> f64 {
+        let n = mesh.nodes();
+        match *self {
+            Pattern::Uniform => mean_hops_uniform(mesh),
+            Pattern::Transpose | Pattern::BitComplement => {
+                let (mut s, mut c) = (0usize, 0usize);
+                for src in 0..n {
+                    let (x, y) = mesh.xy(src);
+                    let d = if *self == Pattern::Transpose {
+                        mesh.node(y, x)
+                    } else {
+                        mesh.node(mesh.cols - 1 - x, mesh.rows - 1 - y)
+                    };
+                    if d != src {
+                        s += mesh.hops(src, d);
+                        c += 1;
+                    }
+                }
+                s as f64 / c.max(1) as f64
+            }
+            Pattern::Hotspot { node, fraction } => {
+                let to_hot: usize = (0..n).map(|a| mesh.hops(a, node)).sum();
+                let to_hot = to_hot as f64 / (n - 1).max(1) as f64;
+                // the hotspot node itself sends uniformly
+                let f = fraction * (n - 1) as f64 / n as f64;
+                f * to_hot + (1.0 - f) * mean_hops_uniform(mesh)
+            }
+        }
+    }
+
+    /// Largest requested rate (flits per cycle of each sending node) that loads no link or
+    /// ejection port of the mesh beyond its capacity with dimension-ordered (XY) routing:
+    /// 1 / (largest load per unit of rate), at most 1.
+    pub fn dor_bound(&self, mesh: &Mesh, ejection_flits: u32) -> f64 {
+        let n = mesh.nodes();
+        let (c, r) = (mesh.cols as f64, mesh.rows as f64);
+        let nf = n as f64;
+        // uniform: per source rate 1 spread over n-1 destinations; closed form per link
+        let uni_x = (0..mesh.cols.saturating_sub(1))
+            .map(|i| (i + 1) as f64 * (c - 1.0 - i as f64) * r / (nf - 1.0))
+            .fold(0.0, f64::max);
+        let uni_y = (0..mesh.rows.saturating_sub(1))
+            .map(|j| c * (j + 1) as f64 * (r - 1.0 - j as f64) / (nf - 1.0))
+            .fold(0.0, f64::max);
+        let perm = |f: &dyn Fn(usize) -> usize| -> (f64, f64) {
+            let mut load = vec![0u32; n * 4];
+            let mut ej = vec![0u32; n];
+            for src in 0..n {
+                let d = f(src);
+                if d == src {
+                    continue;
+                }
+                ej[d] += 1;
+                let mut cur = src;
+                while cur != d {
+                    let dir = mesh.dor_dir(cur, d);
+                    load[cur * 4 + dir] += 1;
+                    cur = mesh.neighbor(cur, dir).expect("on the mesh");
+                }
+            }
+            (
+                load.into_iter().max().unwrap_or(0) as f64,
+                ej.into_iter().max().unwrap_or(0) as f64,
+            )
+        };
+        let (link, eject) = match *self {
+            Pattern::Uniform => (uni_x.max(uni_y), 1.0),
+            Pattern::Transpose => perm(&|s| {
+                let (x, y) = mesh.xy(s);
+                mesh.node(y, x)
+            }),
+            Pattern::BitComplement => perm(&|s| {
+                let (x, y) = mesh.xy(s);
+                mesh.node(mesh.cols - 1 - x, mesh.rows - 1 - y)
+            }),
+            Pattern::Hotspot { node, fraction } => {
+                let (hl, _) = perm(&|_| node);
+                // every other node sends `fraction` of its packets to the hotspot
+                let l = fraction * hl + (1.0 - fraction) * uni_x.max(uni_y);
+                let e = fraction * (nf - 1.0) + (1.0 - fraction);
+                (l, e)
+            }
+        };
+        let a = if link > 0.0 {
+            1.0 / link
+        } else {
+            f64::INFINITY
+        };
+        let b = if eject > 0.0 {
+            ejection_flits as f64 / eject
+        } else {
+            f64::INFINITY
+        };
+        a.min(b).min(1.0)
+    }
+}
+
+/// Packets a source may hold waiting for injection; a packet generated at a full source queue
+/// is not injected (it is counted in `packets_not_injected`). Bounds memory under overload.
+pub const SOURCE_QUEUE_CAP: usize = 1024;
+
+/// A point is saturated when its mean latency exceeds this multiple of the pattern's zero-load
+/// latency (or when packets were lost or accepted throughput fell short, see `run_point`).
+pub const SATURATION_LATENCY_FACTOR: f64 = 3.0;
+/// Accepted throughput below (1 - this) x offered marks saturation.
+pub const SATURATION_THROUGHPUT_TOLERANCE: f64 = 0.05;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SynthConfig {
     pub pattern: Pattern,
-    /// Offered load, flits per node per cycle.
+    /// Offered load, flits/node/cycle.
     pub rate: f64,
     pub packet_flits: u32,
     pub warmup_cycles: u64,
@@ -84,70 +204,164 @@ pub struct SynthConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SynthPoint {
-    /// Offered load generated in the measurement window, flits/node/cycle.
+    /// The load asked for, flits per node per cycle.
+    pub requested_rate: f64,
+    /// The load the pattern should generate: requested x (sending nodes / all nodes).
+    pub offered_rate_expected: f64,
+    /// Offered load generated in the measurement window, flits/node/cycle (all nodes).
     pub offered: f64,
     /// Flits delivered in the measurement window, flits/node/cycle.
     pub accepted: f64,
-    /// Mean latency of measured packets (creation to tail delivery, includes source queueing), cycles.
-    pub latency: f64,
-    pub latency_max: f64,
+    /// Mean latency of the delivered measured packets (creation to tail delivery, includes
+    /// source queueing), cycles; null when none was delivered. A lower bound when
+    /// `latency_is_lower_bound` (some measured packets were not delivered).
+    pub latency: Option<f64>,
+    pub latency_max: Option<f64>,
+    /// Zero-load latency of this pattern (theory), cycles.
+    pub zero_load_latency: f64,
     pub packets_measured: u64,
+    pub packets_delivered: u64,
+    /// Measured packets not delivered: still queued or in flight after the drain, or never
+    /// injected because their source queue was full.
+    pub packets_not_delivered: u64,
     /// Measured packets still undelivered after the drain.
     pub unfinished: u64,
+    /// Measured packets not injected because the source queue held `SOURCE_QUEUE_CAP` packets.
+    pub packets_not_injected: u64,
+    pub latency_is_lower_bound: bool,
+    /// Longest source queue seen, packets (at most `SOURCE_QUEUE_CAP`).
+    pub max_source_queue: usize,
+    /// Packets waiting in source queues at the start and at the end of the measurement window.
+    pub source_backlog_start: u64,
+    pub source_backlog_end: u64,
     pub saturated: bool,
+    /// Which saturation rules fired (empty when not saturated).
+    pub saturation_reasons: Vec<String>,
     pub cycles_simulated: u64,
     pub flits_injected: u64,
     pub flits_ejected: u64,
     pub wall_seconds: f64,
 }
 
+/// Why a run stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    Error(NocError),
+    Interrupted,
+}
+
+impl From<NocError> for Stop {
+    fn from(e: NocError) -> Stop {
+        Stop::Error(e)
+    }
+}
+
+/// Cycles `run_point` simulates at most for this configuration.
+pub fn max_cycles(cfg: &SynthConfig) -> u64 {
+    cfg.warmup_cycles
+        .saturating_add(cfg.measure_cycles)
+        .saturating_add(cfg.drain_cycles)
+}
+
 /// Run one load point.
 pub fn run_point(arch: &MeshArch, routing: PacketRouting, cfg: &SynthConfig) -> Result<SynthPoint> {
+    run_point_with(arch, routing, cfg, &mut |_| {}).map_err(|s| match s {
+        Stop::Error(e) => e,
+        Stop::Interrupted => NocError::Interrupted,
+    })
+}
+
+/// Run one load point; `progress(cycles done)` is called now and then (at most every 0.2 s);
+/// the cancellation flag is checked every 256 cycles.
+pub fn run_point_with(
+    arch: &MeshArch,
+    routing: PacketRouting,
+    cfg: &SynthConfig,
+    progress: &mut dyn FnMut(u64),
+) -> std::result::Result<SynthPoint, Stop> {
     if !(cfg.rate >= 0.0 && cfg.rate <= 1.0) {
-        return param(format!(
-            "offered rate {} must be within 0..=1 flits/node/cycle",
-            cfg.rate
-        ));
+        return Err(NocError::Field {
+            field: "rates".into(),
+            msg: format!("must be within 0..=1 flits/node/cycle, got {}", cfg.rate),
+        }
+        .into());
     }
     if cfg.packet_flits == 0 {
-        return param("packet_flits must be >= 1");
+        return Err(NocError::Field {
+            field: "packet_flits".into(),
+            msg: "must be at least 1 flit, got 0".into(),
+        }
+        .into());
+    }
+    if cfg.measure_cycles == 0 {
+        return Err(NocError::Field {
+            field: "measure".into(),
+            msg: "must be at least 1 cycle, got 0".into(),
+        }
+        .into());
     }
     let mut net = Network::new(arch, routing)?;
     let mesh = net.mesh;
     if matches!(cfg.pattern, Pattern::Transpose) && mesh.cols != mesh.rows {
-        return param(format!(
+        return Err(NocError::Param(format!(
             "transpose traffic needs a square mesh (got {}x{})",
             mesh.cols, mesh.rows
-        ));
+        ))
+        .into());
     }
     if let Pattern::Hotspot { node, fraction } = cfg.pattern {
         if node >= mesh.nodes() || !(0.0..=1.0).contains(&fraction) {
-            return param(format!(
+            return Err(NocError::Param(format!(
                 "hotspot node {node} / fraction {fraction} out of range"
-            ));
+            ))
+            .into());
         }
     }
     if mesh.nodes() < 2 {
-        return param("synthetic traffic needs at least 2 nodes");
+        return Err(NocError::Field {
+            field: "mesh".into(),
+            msg: format!(
+                "must have at least 2 nodes for synthetic traffic, got {}x{}",
+                mesh.cols, mesh.rows
+            ),
+        }
+        .into());
     }
+    let zero_load = zero_load_latency(arch, cfg.pattern.mean_hops(&mesh), cfg.packet_flits);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let p_inj = cfg.rate / cfg.packet_flits as f64;
     let start = std::time::Instant::now();
+    let mut last_report = start;
     let m0 = cfg.warmup_cycles;
     let m1 = m0 + cfg.measure_cycles;
-    let end = m1 + cfg.drain_cycles;
+    let end = max_cycles(cfg);
     let (mut gen_flits, mut measured, mut got, mut lat_sum, mut lat_max) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut refused, mut max_q) = (0u64, 0usize);
+    let (mut backlog0, mut backlog1) = (0u64, None);
     let mut ej0 = 0;
     let mut ej1 = None;
     let n = mesh.nodes();
+    progress(0);
     let mut t = 0u64;
     while t < end {
+        if t & 255 == 0 {
+            if pktflow_model::cancel::requested() {
+                return Err(Stop::Interrupted);
+            }
+            let now = std::time::Instant::now();
+            if now.duration_since(last_report).as_secs_f64() >= 0.2 {
+                last_report = now;
+                progress(t);
+            }
+        }
         if t == m0 {
             ej0 = net.flits_ejected;
+            backlog0 = net.queued_packets() as u64;
         }
         if t == m1 {
             ej1 = Some(net.flits_ejected);
+            backlog1 = Some(net.queued_packets() as u64);
         }
         if t >= m1 && got == measured {
             break;
@@ -156,11 +370,17 @@ pub fn run_point(arch: &MeshArch, routing: PacketRouting, cfg: &SynthConfig) -> 
         for src in 0..n {
             if rng.gen::<f64>() < p_inj {
                 if let Some(d) = cfg.pattern.dest(&mesh, src, &mut rng) {
-                    net.send(src, d, cfg.packet_flits, tag, None);
                     if tag == 1 {
                         measured += 1;
                         gen_flits += cfg.packet_flits as u64;
                     }
+                    let q = net.source_queue_len(src);
+                    if q >= SOURCE_QUEUE_CAP {
+                        refused += tag;
+                        continue;
+                    }
+                    net.send(src, d, cfg.packet_flits, tag, None);
+                    max_q = max_q.max(q + 1);
                 }
             }
         }
@@ -177,28 +397,81 @@ pub fn run_point(arch: &MeshArch, routing: PacketRouting, cfg: &SynthConfig) -> 
             return Err(NocError::Invariant(format!(
                 "deadlock: {} flits in the network and none moved for 2000 cycles (cycle {t})",
                 net.flits_in_network()
-            )));
+            ))
+            .into());
         }
         t += 1;
     }
+    progress(t);
     let ej1 = ej1.unwrap_or(net.flits_ejected);
+    let backlog1 = backlog1.unwrap_or(net.queued_packets() as u64);
     net.check_conservation()?;
     let denom = (n as u64 * cfg.measure_cycles).max(1) as f64;
     let offered = gen_flits as f64 / denom;
     let accepted = (ej1 - ej0) as f64 / denom;
-    let unfinished = measured - got;
+    let not_delivered = measured - got;
+    let unfinished = not_delivered - refused;
+    let latency = (got > 0).then(|| lat_sum as f64 / got as f64);
+    let mut reasons = Vec::new();
+    if refused > 0 {
+        reasons.push(format!(
+            "{refused} packets found their source queue full ({SOURCE_QUEUE_CAP} packets)"
+        ));
+    }
+    if unfinished > 0 {
+        reasons.push(format!(
+            "{unfinished} measured packets were still undelivered after the drain"
+        ));
+    }
+    if accepted < (1.0 - SATURATION_THROUGHPUT_TOLERANCE) * offered {
+        reasons.push(format!(
+            "accepted {accepted:.4} is more than {:.0}% below offered {offered:.4}",
+            SATURATION_THROUGHPUT_TOLERANCE * 100.0
+        ));
+    }
+    if let Some(l) = latency {
+        if l > SATURATION_LATENCY_FACTOR * zero_load {
+            reasons.push(format!(
+                "mean latency {l:.1} is {:.1}x the zero-load latency {zero_load:.1} (limit {SATURATION_LATENCY_FACTOR}x)",
+                l / zero_load
+            ));
+        }
+    }
+    if routing == PacketRouting::Dor {
+        let bound = cfg
+            .pattern
+            .dor_bound(&mesh, arch.node_ejection_flits_per_cycle);
+        if cfg.rate > bound * (1.0 + 1e-9) {
+            reasons.push(format!(
+                "requested rate {} exceeds the XY-routing capacity bound {bound:.4} of this pattern",
+                cfg.rate
+            ));
+        }
+    }
+    if backlog1 > backlog0 + n as u64 {
+        reasons.push(format!(
+            "source queues grew from {backlog0} to {backlog1} packets over the measurement window"
+        ));
+    }
     Ok(SynthPoint {
+        requested_rate: cfg.rate,
+        offered_rate_expected: cfg.rate * cfg.pattern.senders(&mesh) as f64 / n as f64,
         offered,
         accepted,
-        latency: if got > 0 {
-            lat_sum as f64 / got as f64
-        } else {
-            f64::NAN
-        },
-        latency_max: lat_max as f64,
+        latency,
+        latency_max: (got > 0).then_some(lat_max as f64),
+        zero_load_latency: zero_load,
         packets_measured: measured,
+        packets_delivered: got,
+        packets_not_delivered: not_delivered,
         unfinished,
-        saturated: unfinished > 0 || accepted < 0.95 * offered,
+        packets_not_injected: refused,
+        latency_is_lower_bound: not_delivered > 0,
+        max_source_queue: max_q,
+        source_backlog_start: backlog0,
+        source_backlog_end: backlog1,
+        saturated: !reasons.is_empty(),
+        saturation_reasons: reasons,
         cycles_simulated: t,
         flits_injected: net.flits_injected,
         flits_ejected: net.flits_ejected,
@@ -206,16 +479,21 @@ pub fn run_point(arch: &MeshArch, routing: PacketRouting, cfg: &SynthConfig) -> 
     })
 }
 
-/// Mean hop count between distinct nodes for uniform traffic on a cols x rows mesh.
+/// S(k) = sum over ordered pairs (a, b) of 0..k of |a - b| = (k^3 - k) / 3.
+fn abs_diff_sum(k: usize) -> f64 {
+    let k = k as f64;
+    (k * k * k - k) / 3.0
+}
+
+/// Mean hop count between distinct nodes for uniform traffic on a cols x rows mesh (closed
+/// form, O(1)).
 pub fn mean_hops_uniform(mesh: &Mesh) -> f64 {
-    let n = mesh.nodes();
-    let mut s = 0usize;
-    for a in 0..n {
-        for b in 0..n {
-            s += mesh.hops(a, b);
-        }
+    let n = mesh.nodes() as f64;
+    if n < 2.0 {
+        return 0.0;
     }
-    s as f64 / (n * (n - 1)) as f64
+    let (c, r) = (mesh.cols as f64, mesh.rows as f64);
+    (r * r * abs_diff_sum(mesh.cols) + c * c * abs_diff_sum(mesh.rows)) / (n * (n - 1.0))
 }
 
 /// Zero-load latency predicted by the router model, cycles.
@@ -259,8 +537,8 @@ mod tests {
         assert!((p.accepted - p.offered).abs() < 0.01, "{p:?}");
         // at 2% load contention adds little: within 5% of the zero-load latency
         assert!(
-            p.latency >= t0 * 0.97 && p.latency < t0 * 1.05,
-            "{} vs {t0}",
+            p.latency.unwrap() >= t0 * 0.97 && p.latency.unwrap() < t0 * 1.05,
+            "{:?} vs {t0}",
             p.latency
         );
     }
@@ -293,5 +571,78 @@ mod tests {
             let p = run_point(&a, PacketRouting::Adaptive, &c).unwrap();
             assert!(p.accepted > 0.05, "{pat:?} delivered almost nothing: {p:?}");
         }
+    }
+
+    fn mesh_arch(k: usize) -> MeshArch {
+        let mut a = default_mesh();
+        a.cols = k;
+        a.rows = k;
+        a
+    }
+
+    /// Points a user found past the knee (uniform 0.80, transpose 0.15 on 4x4 DOR) are
+    /// saturated, and a light load is not; each reason is stated.
+    #[test]
+    fn saturation_rule_catches_the_knee() {
+        for (k, pat, rate, sat) in [
+            (4, Pattern::Uniform, 0.80, true),
+            (8, Pattern::Transpose, 0.15, true),
+            (4, Pattern::Uniform, 0.10, false),
+            (8, Pattern::Transpose, 0.05, false),
+        ] {
+            let p = run_point(&mesh_arch(k), PacketRouting::Dor, &cfg(pat, rate)).unwrap();
+            assert_eq!(p.saturated, sat, "{k}x{k} {pat:?} {rate}: {p:?}");
+            assert_eq!(p.saturated, !p.saturation_reasons.is_empty());
+        }
+    }
+
+    /// Under heavy overload the source queues stay within their cap, the refused packets are
+    /// counted, and the latency is marked a lower bound.
+    #[test]
+    fn overload_memory_is_bounded_and_losses_are_reported() {
+        let a = mesh_arch(4);
+        let mut c = cfg(Pattern::Transpose, 1.0);
+        c.warmup_cycles = 0;
+        c.measure_cycles = 6000;
+        c.drain_cycles = 0;
+        let p = run_point(&a, PacketRouting::Dor, &c).unwrap();
+        assert!(p.max_source_queue <= SOURCE_QUEUE_CAP, "{p:?}");
+        assert!(p.packets_not_injected > 0, "{p:?}");
+        assert_eq!(
+            p.packets_not_delivered,
+            p.packets_measured - p.packets_delivered
+        );
+        assert!(p.latency_is_lower_bound && p.saturated);
+    }
+
+    #[test]
+    fn conventions_senders_and_theory() {
+        let m = Mesh::new(4, 4).unwrap();
+        assert_eq!(Pattern::Transpose.senders(&m), 12);
+        assert_eq!(Pattern::Uniform.senders(&m), 16);
+        let m5 = Mesh::new(5, 5).unwrap();
+        assert_eq!(Pattern::BitComplement.senders(&m5), 24);
+        // closed-form uniform mean hops equals the brute-force mean
+        for (c, r) in [(4, 4), (3, 5), (8, 2)] {
+            let m = Mesh::new(c, r).unwrap();
+            let n = m.nodes();
+            let s: usize = (0..n)
+                .flat_map(|a| (0..n).map(move |b| (a, b)))
+                .map(|(a, b)| m.hops(a, b))
+                .sum();
+            let brute = s as f64 / (n * (n - 1)) as f64;
+            assert!((mean_hops_uniform(&m) - brute).abs() < 1e-9);
+        }
+        // uniform DOR bound on k x k (k even) is the bisection bound 4/k
+        for k in [4usize, 6, 8] {
+            let m = Mesh::new(k, k).unwrap();
+            let b = Pattern::Uniform.dor_bound(&m, 4);
+            let want = 4.0 / k as f64 * (k * k - 1) as f64 / (k * k) as f64;
+            assert!((b - want).abs() < 1e-9, "{k}: {b} vs {want}");
+        }
+        // transpose on 8x8 is more restrictive than uniform, and 0.15 is beyond it
+        let m8 = Mesh::new(8, 8).unwrap();
+        let tb = Pattern::Transpose.dor_bound(&m8, 4);
+        assert!(tb < Pattern::Uniform.dor_bound(&m8, 4) && tb < 0.15, "{tb}");
     }
 }
