@@ -220,3 +220,18 @@ def test_binding_ships_type_stubs_for_every_function():
     public = {n for n in dir(pktflow._core) if not n.startswith("_")}
     assert public <= declared, f"not in _core.pyi: {sorted(public - declared)}"
     assert (ROOT / "python" / "pktflow" / "py.typed").is_file()
+
+
+def test_type_stubs_match_the_binding_signatures():
+    """A stub that drifts from the binding misleads every editor: parameter names must agree."""
+    import inspect
+
+    tree = ast.parse((ROOT / "python" / "pktflow" / "_core.pyi").read_text())
+    wrong = []
+    for n in tree.body:
+        if isinstance(n, ast.FunctionDef):
+            stub = [a.arg for a in n.args.args]
+            real = list(inspect.signature(getattr(pktflow._core, n.name)).parameters)
+            if stub != real:
+                wrong.append(f"{n.name}: stub {stub}, binding {real}")
+    assert not wrong, "; ".join(wrong)

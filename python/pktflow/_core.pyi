@@ -26,6 +26,10 @@ def graph_dot(app: str) -> str:
 def arch_json(name: str) -> str:
     """A validated architecture preset (built-in name or TOML path) as JSON."""
 
+def arch_resolved(name_or_path: str, overrides: Optional[list[str]] = None) -> str:
+    """A preset after inheritance (``base = ...``) and ``KEY=VALUE`` overrides (TOML value syntax):
+    JSON with ``preset``, ``kind``, ``params`` and ``limits``."""
+
 def arch_names() -> list[str]:
     """Names of the built-in architecture presets."""
 
@@ -54,11 +58,13 @@ class TraceStream(Iterator[dict[str, Any]]):
 
 # --- network-processor simulator (crates/py/src/npsim.rs) ------------------------------------
 
-def simulate(request: str) -> str:
-    """One timing simulation at a fixed (or recorded) packet rate; request/response in docs/npsim.md."""
+def simulate(request: str, progress: Optional[Callable[[int, int], Any]] = None) -> str:
+    """One timing simulation at a fixed (or recorded) packet rate; request/response in docs/npsim.md.
+    ``progress(packets_injected, packets_expected)`` (0 expected: unknown)."""
 
-def maxrate(request: str) -> str:
-    """Maximum sustainable rate by bisection."""
+def maxrate(request: str, progress: Optional[Callable[[int, int, float], Any]] = None) -> str:
+    """Maximum sustainable rate by bisection; ``progress(done, estimated_total, inter_arrival_cycles)``
+    before each simulation."""
 
 def bottleneck(request: str, progress: Optional[Callable[[int, str], Any]] = None) -> str:
     """Idealized executions and the ranking of what limits throughput."""
@@ -76,11 +82,11 @@ def tdpm_simulate(request: str) -> str:
 
 # --- network-on-chip and stream graphs (crates/py/src/noc.rs) ---------------------------------
 
-def noc_sweep(request: str) -> str:
-    """Synthetic-traffic sweep on the mesh simulator."""
+def noc_sweep(request: str, progress: Optional[Callable[[int, int, str], Any]] = None) -> str:
+    """Synthetic-traffic sweep on the mesh simulator; ``progress(cycles_done, cycles_at_most, label)``."""
 
-def stream_run(request: str) -> str:
-    """Partition, lay out, route and simulate a stream graph."""
+def stream_run(request: str, progress: Optional[Callable[[int, int, str], Any]] = None) -> str:
+    """Partition, lay out, route and simulate a stream graph; ``progress(cycles_done, cycles_at_most, label)``."""
 
 def stream_graph_load(spec: str) -> str:
     """Load and balance a stream graph (benchmark name, .json/.toml path, or inline JSON)."""
