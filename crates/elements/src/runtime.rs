@@ -322,7 +322,7 @@ impl Router {
                 g.add_edge(nodes[c.from], nodes[c.to], ());
             }
         }
-        for scc in petgraph::algo::tarjan_scc(&g) {
+        for scc in petgraph::algo::kosaraju_scc(&g) {
             let cyclic = scc.len() > 1 || g.contains_edge(scc[0], scc[0]);
             let broken = scc.iter().any(|x| elems[x.index()].cycle_safe());
             if cyclic && !broken {
@@ -331,9 +331,19 @@ impl Router {
                     .map(|x| graph.elements[x.index()].name.as_str())
                     .collect();
                 names.sort();
+                let more = names.len().saturating_sub(10);
+                names.truncate(10);
+                if more > 0 {
+                    names.push("...");
+                }
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
                 let first = scc.iter().map(|x| x.index()).min().unwrap();
                 push_err(&mut errs, &graph.elements[first].span, format!(
-                    "push connections form a cycle through {} (a packet could loop forever: no element on it, such as ICMPError, stops a packet from going round again)", names.join(", ")));
+                    "push connections form a cycle through {}{more} (a packet could loop forever: no element on it, such as ICMPError, stops a packet from going round again)", names.join(", ")));
             }
         }
         if !errs.is_empty() {
