@@ -12,16 +12,14 @@ fn py_err(e: pktflow_noc::NocError) -> PyErr {
 #[pyfunction]
 fn noc_sweep(py: Python<'_>, request: &str) -> PyResult<String> {
     let r = request.to_string();
-    run_cancellable(py, move || pktflow_noc::api::noc_sweep(&r))?
-        .map_err(py_err)
+    run_cancellable(py, move || pktflow_noc::api::noc_sweep(&r))?.map_err(py_err)
 }
 
 /// Partition, lay out, route and simulate a stream graph.
 #[pyfunction]
 fn stream_run(py: Python<'_>, request: &str) -> PyResult<String> {
     let r = request.to_string();
-    run_cancellable(py, move || pktflow_noc::api::stream_run(&r))?
-        .map_err(py_err)
+    run_cancellable(py, move || pktflow_noc::api::stream_run(&r))?.map_err(py_err)
 }
 
 /// Load and balance a stream graph (benchmark name, .json/.toml path, or inline JSON).
@@ -39,8 +37,10 @@ fn noc_perturbed_routing(
     swaps: usize,
 ) -> PyResult<String> {
     let r = request.to_string();
-    run_cancellable(py, move || pktflow_noc::api::perturbed_routing(&r, trials, swaps))?
-        .map_err(py_err)
+    run_cancellable(py, move || {
+        pktflow_noc::api::perturbed_routing(&r, trials, swaps)
+    })?
+    .map_err(py_err)
 }
 
 /// Built-in benchmarks, routers, traffic patterns and the mesh preset defaults.

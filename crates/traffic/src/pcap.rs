@@ -50,13 +50,28 @@ pub struct TracePacket {
 }
 
 impl TracePacket {
+    /// The capture kept fewer bytes than the packet had on the wire (snap length).
+    pub fn is_truncated(&self) -> bool {
+        (self.data.len() as u64) < self.orig_len as u64
+    }
+
+    /// Bytes on the wire: the original length, or the captured bytes if a writer recorded less.
+    pub fn wire_len(&self) -> u32 {
+        self.orig_len
+            .max(u32::try_from(self.data.len()).unwrap_or(u32::MAX))
+    }
+
     /// A packet for the functional run: a copy of the bytes with the timestamp and input
     /// port annotations set (interfaces above 255 saturate at 255, since the annotation is a
-    /// byte, as in Click) and the trace position `id`.
+    /// byte, as in Click), the wire length of a truncated capture (`orig_len` when it exceeds
+    /// the captured bytes) and the trace position `id`.
     pub fn to_packet(&self, id: u64) -> Packet {
         let mut p = Packet::from_bytes(&self.data);
         p.anno.timestamp_ns = self.timestamp_ns;
         p.anno.input_port = u8::try_from(self.iface).unwrap_or(u8::MAX);
+        if self.is_truncated() {
+            p.anno.wire_len = self.orig_len;
+        }
         p.id = id;
         p
     }
