@@ -375,6 +375,14 @@ fn packets_counted(
             let classic = matches!(r.format(), CaptureFormat::Pcap { .. });
             let (rule, reason) = match (*input_port, classic) {
                 (InputPort::Auto, false) => (InputPort::Auto, "pcapng records each packet's interface".to_string()),
+                (InputPort::Auto, true) if n_inputs <= 1 => (
+                    InputPort::Fixed(0),
+                    "the application has one input interface".to_string(),
+                ),
+                (InputPort::Auto, true) if ifaces.is_empty() => (
+                    InputPort::Fixed(0),
+                    "classic pcap records no interface and the configuration states no interface addresses: every packet enters interface 0".to_string(),
+                ),
                 (InputPort::Auto, true) => (
                     InputPort::ByDstMac,
                     "classic pcap records no interface: by destination MAC (the default for pcap)".to_string(),
@@ -710,6 +718,14 @@ pub fn profile(
     });
     if !st.rule_reason.is_empty() {
         input["reason"] = json!(st.rule_reason);
+    }
+    // The trace cannot tell which interface a packet arrived on: say which rule decided.
+    if st.rule_reason.starts_with("classic pcap") {
+        input["warning"] = json!(format!(
+            "{}: {}",
+            source.describe(),
+            st.rule_reason
+        ));
     }
     if matches!(source, Source::Pcap { .. }) {
         input["unassigned"] = json!(st.unassigned);

@@ -107,11 +107,11 @@ fn profile(
 /// exceeds the free space; written atomically; Ctrl-C stops it and removes the partial file.
 /// `progress(done, total)` is called every 10,000 packets.
 #[pyfunction]
-#[pyo3(signature = (path, n, seed=None, app=None, pcapng=false, progress=None))]
+#[pyo3(signature = (path, n=None, seed=None, app=None, pcapng=false, progress=None))]
 fn write_synthetic(
     py: Python<'_>,
     path: &str,
-    n: u64,
+    n: Option<u64>,
     seed: Option<u64>,
     app: Option<String>,
     pcapng: bool,
@@ -120,6 +120,7 @@ fn write_synthetic(
     let path = path.to_string();
     let app = app.unwrap_or_else(|| "router".into());
     let seed = seed.unwrap_or(DEFAULT_SEED);
+    let n = n.unwrap_or(run::DEFAULT_SYNTHETIC_PACKETS);
     let out = run_cancellable(py, move || {
         let mut tick = |done: u64, total: u64| {
             if let Some(cb) = &progress {
