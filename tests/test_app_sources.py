@@ -275,3 +275,19 @@ def test_fuzz_python_api_counts(n):
     with pytest.raises(pktflow.PktflowError) as e:
         pktflow.profile("router", synthetic=n)
     assert "\n" not in str(e.value)
+
+
+def test_hundred_thousand_element_config_and_exponential_define(capsys, tmp_path):
+    big = tmp_path / "big.click"
+    big.write_text("FromDevice(eth0)" + " -> Counter" * 100_000 + " -> Queue -> ToDevice(eth0);\n")
+    code, out, errs = _main(capsys, "graph", str(big))
+    assert code == 0, errs
+    assert "100003 elements" in out
+    prof = pktflow.profile(str(big), synthetic=3)
+    assert prof["packets"] >= 3
+    exp = tmp_path / "exp.click"
+    defs = ", ".join(f"$a{i} $a{i - 1}$a{i - 1}" for i in range(1, 41))
+    exp.write_text(f"define($a0 xx, {defs});\nIdle -> Queue($a40) -> Discard;\n")
+    code, _, errs = _main(capsys, "graph", str(exp))
+    assert code == 2 and "Traceback" not in errs
+    assert f"{exp}:1:" in errs and "limit" in errs

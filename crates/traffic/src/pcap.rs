@@ -721,6 +721,37 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Mutating bytes of a valid file (headers, lengths, data) and cutting its tail never
+        /// panics; errors name the file and a byte offset within it.
+        #[test]
+        fn mutated_valid_file_never_panics(muts in proptest::collection::vec((0usize..400, any::<u8>()), 1..4),
+                                           cut in 0usize..300, be in any::<bool>()) {
+            let mut b = write_mem(PcapOptions { big_endian: be, ..Default::default() },
+                                  &[pkt(1, 60, 60), pkt(2, 100, 1500), pkt(3, 30, 30)]);
+            for (pos, val) in muts {
+                let p = pos % b.len();
+                b[p] = val;
+            }
+            b.truncate(b.len() - cut.min(b.len()));
+            let len = b.len() as u64;
+            match PcapReader::from_reader(&b[..], "fuzz.pcap") {
+                Ok(r) => {
+                    for x in r {
+                        if let Err(e) = x {
+                            let m = e.to_string();
+                            prop_assert!(m.starts_with("fuzz.pcap: ") && !m.contains('\n'), "{}", m);
+                            if let TrafficError::Format { offset, .. } = e {
+                                prop_assert!(offset <= len);
+                            }
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(e.to_string().starts_with("fuzz.pcap: ")),
+            }
+        }
+
         #[test]
         fn arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..600)) {
             if let Ok(r) = PcapReader::from_reader(&b[..], "fuzz") {
