@@ -562,7 +562,7 @@ impl Run {
             } else if self.reply_every > 0 && self.from_source {
                 if let Some(r) = ip_reply_for(p.data(), self.last_ts, iface as u16) {
                     self.ip_departures += 1;
-                    if self.ip_departures % self.reply_every == 0 {
+                    if self.ip_departures.is_multiple_of(self.reply_every) {
                         self.ip_replies += 1;
                         self.pending.push_back(r);
                     }
@@ -579,7 +579,7 @@ impl Run {
         if self.finished {
             return Ok(None);
         }
-        if self.next_id % 1024 == 0 {
+        if self.next_id.is_multiple_of(1024) {
             cancel::check().map_err(|c| c.to_string())?;
         }
         let Some(packets) = self.packets.as_mut() else {
@@ -671,7 +671,7 @@ pub fn profile(
     while let Some(t) = run.next_trace()? {
         prof.add(t);
         n += 1;
-        if n % 10_000 == 0 {
+        if n.is_multiple_of(10_000) {
             tick(n);
         }
     }
@@ -721,11 +721,7 @@ pub fn profile(
     }
     // The trace cannot tell which interface a packet arrived on: say which rule decided.
     if st.rule_reason.starts_with("classic pcap") {
-        input["warning"] = json!(format!(
-            "{}: {}",
-            source.describe(),
-            st.rule_reason
-        ));
+        input["warning"] = json!(format!("{}: {}", source.describe(), st.rule_reason));
     }
     if matches!(source, Source::Pcap { .. }) {
         input["unassigned"] = json!(st.unassigned);
@@ -910,10 +906,10 @@ pub fn write_synthetic_with(
     let mut each = |tp: &TracePacket, count: &mut u64, bytes: &mut u64| -> Result<(), String> {
         *bytes += tp.data.len() as u64;
         *count += 1;
-        if *count % 1024 == 0 {
+        if count.is_multiple_of(1024) {
             cancel::check().map_err(|c| c.to_string())?;
         }
-        if *count % 10_000 == 0 {
+        if count.is_multiple_of(10_000) {
             tick(*count, n);
         }
         Ok(())

@@ -301,14 +301,27 @@ fn classic_pcap_default_rule_for_one_interface_or_no_addresses() {
     std::fs::write(&one, "FromDevice(eth0) -> Discard;\n").unwrap();
     let p = prof(one.to_str().unwrap(), &pcap(&t, InputPort::Auto), &d).unwrap();
     assert_eq!(p["input_port"]["rule"], "0");
-    assert!(p["input_port"].get("warning").is_none(), "one interface: nothing to choose");
+    assert!(
+        p["input_port"].get("warning").is_none(),
+        "one interface: nothing to choose"
+    );
     let two = d.join("two.click");
-    std::fs::write(&two, "FromDevice(eth0) -> Discard; FromDevice(eth1) -> Discard;\n").unwrap();
+    std::fs::write(
+        &two,
+        "FromDevice(eth0) -> Discard; FromDevice(eth1) -> Discard;\n",
+    )
+    .unwrap();
     let p = prof(two.to_str().unwrap(), &pcap(&t, InputPort::Auto), &d).unwrap();
     assert_eq!(p["input_port"]["rule"], "0");
-    assert!(p["input_port"]["warning"].as_str().unwrap().contains("no interface addresses"));
+    assert!(p["input_port"]["warning"]
+        .as_str()
+        .unwrap()
+        .contains("no interface addresses"));
     let e = prof(two.to_str().unwrap(), &pcap(&t, InputPort::ByDstMac), &d).unwrap_err();
     assert!(e.contains("states no interface addresses"), "{e}");
     let p = prof("router", &pcap(&t, InputPort::Auto), &d).unwrap();
-    assert!(p["input_port"]["warning"].as_str().unwrap().contains("destination MAC"));
+    assert!(p["input_port"]["warning"]
+        .as_str()
+        .unwrap()
+        .contains("destination MAC"));
 }
