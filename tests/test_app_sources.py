@@ -67,9 +67,14 @@ def test_bad_input_port_is_one_line(capsys, tmp_path, bad):
     assert "--input-port" in errs
 
 
-def test_input_port_without_trace_is_refused(capsys):
+def test_options_that_would_be_ignored_are_refused(capsys, tmp_path):
     code, _, errs = _main(capsys, "profile", "router", "--synthetic", "10", "--input-port", "round-robin")
     _one_clean_error(code, errs)
+    a = tmp_path / "t.pcap"
+    pktflow.write_synthetic(a, 5)
+    code, _, errs = _main(capsys, "profile", "router", "--trace", str(a), "--seed", "3")
+    _one_clean_error(code, errs)
+    assert "--seed" in errs
 
 
 def test_zero_packets_are_refused_and_an_empty_trace_reports_null(capsys, tmp_path):

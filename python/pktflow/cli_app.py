@@ -133,6 +133,8 @@ def profile(
     and bytes per packet by memory type, critical sections, drops."""
     if trace is not None and synthetic is not None:
         raise PktflowError("give either --trace or --synthetic, not both")
+    if trace is not None and seed is not None:
+        raise PktflowError("--seed applies to synthetic traces; a --trace file is read as it is")
     n = parse_count(synthetic, "--synthetic")
     rule = parse_input_port(input_port)
     if rule is not None and trace is None:
