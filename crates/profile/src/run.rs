@@ -179,6 +179,9 @@ pub struct SourceStats {
     pub rule_reason: String,
     /// Packets the rule could not place (entered interface 0 instead).
     pub unassigned: u64,
+    /// pcapng packets whose interface id is not an input of the application (they entered
+    /// interface id mod the number of inputs).
+    pub wrapped: u64,
     /// Packets per input interface.
     pub per_interface: Vec<u64>,
 }
@@ -280,7 +283,12 @@ impl Iterator for TraceFile {
             InputPort::Fixed(i) => Some(i as usize),
         };
         let iface = match placed {
-            Some(i) => i % n,
+            Some(i) => {
+                if i >= n {
+                    st.wrapped += 1;
+                }
+                i % n
+            }
             None => {
                 st.unassigned += 1;
                 0
@@ -731,6 +739,15 @@ pub fn profile(
                 st.unassigned, st.packets, st.rule
             ));
         }
+    }
+    if st.wrapped > 0 {
+        notes.push(format!(
+            "{} of {} trace packets came from an interface the application does not have (it has {}); they entered interface id mod {}",
+            st.wrapped,
+            st.packets,
+            run.router.n_sources(),
+            run.router.n_sources()
+        ));
     }
     o.insert("input_port".into(), input);
     if st.truncated > 0 {
