@@ -55,7 +55,7 @@ def test_pcap_and_pcapng_of_one_trace_profile_alike_and_the_rule_is_stated(tmp_p
     assert eth0["instructions_per_packet"]["mean"] > ng["instructions_per_packet"]["mean"]
     assert eth0["input_port"]["per_interface"][1] == 0
     text = run_cli("profile", "router", "--trace", str(a)).stdout
-    assert "input interfaces by by-dst-mac" in text
+    assert "input interfaces (rule by-dst-mac:" in text
 
 
 @pytest.mark.parametrize("bad", ["eth0", "-1", "by-mac", "1.5"])

@@ -207,7 +207,7 @@ def _print_profile(p: dict) -> None:
     ip = p.get("input_port") or {}
     if ip.get("rule") not in (None, "synthetic", "configuration"):
         per = ", ".join(f"{i}: {k:,}" for i, k in enumerate(ip.get("per_interface", [])))
-        console.print(f"input interfaces by {ip['rule']} ({ip.get('reason', '')}): {per}")
+        console.print(f"input interfaces (rule {ip['rule']}: {ip.get('reason', '')}): {per}", markup=False)
     for note in p.get("notes", []):
         console.print(f"note: {note}", markup=False, highlight=False)
     if p["packets"] == 0:
