@@ -296,3 +296,26 @@ def test_hundred_thousand_element_config_and_exponential_define(capsys, tmp_path
     code, _, errs = _main(capsys, "graph", str(exp))
     assert code == 2 and "Traceback" not in errs
     assert f"{exp}:1:" in errs and "limit" in errs
+
+
+def test_report_frame_and_plot_of_large_and_empty_profiles(tmp_path):
+    import pandas as pd
+
+    from pktflow.report import MAX_PLOTTED_ELEMENTS, plot_profile, profile_elements_frame
+
+    big = tmp_path / "big.click"
+    big.write_text("FromDevice(eth0)" + " -> Counter" * 300 + " -> Queue -> ToDevice(eth0);\n")
+    prof = pktflow.profile(str(big), synthetic=2)
+    df = profile_elements_frame(prof)
+    assert isinstance(df, pd.DataFrame) and len(df) > MAX_PLOTTED_ELEMENTS
+    png = tmp_path / "big.png"
+    plot_profile(prof, png)
+    from PIL import Image
+
+    assert Image.open(png).size[1] < 3000, "bounded figure height"
+    empty = tmp_path / "empty.pcap"
+    empty.write_bytes(bytes.fromhex("4d3cb2a1020004000000000000000000ffff000001000000"))
+    p0 = pktflow.profile("router", trace=empty)
+    df0 = profile_elements_frame(p0)
+    assert isinstance(df0, pd.DataFrame) and len(df0) == 0 and "instructions_per_packet" in df0.columns
+    plot_profile(p0, tmp_path / "empty.png")

@@ -7,6 +7,9 @@ from typing import Any
 
 import pandas as pd
 
+#: Most elements drawn by :func:`plot_profile` (the costliest by instructions per packet).
+MAX_PLOTTED_ELEMENTS = 60
+
 MEM_TYPES = ("packet_data", "packet_meta", "static_state", "dynamic_state", "stack")
 
 
@@ -52,6 +55,12 @@ def plot_profile(profile: dict[str, Any], path: str | Path, *, format: str | Non
     import matplotlib.pyplot as plt
 
     df = profile_elements_frame(profile).sort_values("instructions_per_packet")
+    shown = ""
+    if len(df) > MAX_PLOTTED_ELEMENTS:
+        # A figure with a bar per element of a 100,000-element configuration would not fit in
+        # memory: the costliest elements only, said in the title.
+        shown = f" (the {MAX_PLOTTED_ELEMENTS} costliest of {len(df):,} elements)"
+        df = df.tail(MAX_PLOTTED_ELEMENTS)
     fig, (a, b) = plt.subplots(1, 2, figsize=(12, max(4, 0.28 * len(df) + 1.5)), sharey=True)
     labels = [f"{n} ({c})" for n, c in zip(df["element"], df["class"], strict=True)]
     a.barh(labels, df["instructions_per_packet"], color="#4477aa")
@@ -69,7 +78,7 @@ def plot_profile(profile: dict[str, Any], path: str | Path, *, format: str | Non
         fig.suptitle(
             f"{profile['app']}: {profile['elements_visited_per_packet']['mean']:.1f} elements, "
             f"{profile['instructions_per_packet']['mean']:.0f} instructions per packet, "
-            f"{share:.1f}% in critical sections ({profile['packets']:,} packets)"
+            f"{share:.1f}% in critical sections ({profile['packets']:,} packets){shown}"
         )
     else:
         fig.suptitle(f"{profile['app']}: no packets, nothing measured")
