@@ -319,3 +319,16 @@ def test_report_frame_and_plot_of_large_and_empty_profiles(tmp_path):
     df0 = profile_elements_frame(p0)
     assert isinstance(df0, pd.DataFrame) and len(df0) == 0 and "instructions_per_packet" in df0.columns
     plot_profile(p0, tmp_path / "empty.png")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rule=st.one_of(st.text(max_size=12), st.integers(-(10**20), 10**20).map(str)))
+def test_fuzz_input_port(capsys, tmp_path_factory, rule):
+    d = tmp_path_factory.mktemp("ip")
+    a = d / "t.pcap"
+    pktflow.write_synthetic(a, 8)
+    code, _, errs = _main(capsys, "profile", "router", "--trace", str(a), f"--input-port={rule}", "--json")
+    assert "Traceback" not in errs
+    assert code in (0, 2), errs
+    if code == 2:
+        assert len(errs.strip().splitlines()) == 1, errs
