@@ -62,28 +62,48 @@ def graph_dot(app: str = "router") -> str:
     return _core.graph_dot(str(app))
 
 
+def _u64(option: str, value: Any) -> Optional[int]:
+    """``value`` as an unsigned 64-bit integer for the Rust core, or a clean PktflowError
+    naming ``option`` (never an OverflowError/TypeError from the binding)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PktflowError(f"{option} must be a whole number, got {value!r}")
+    if not 0 <= value < 2**64:
+        raise PktflowError(f"{option} {value} is out of range (0 to 18446744073709551615)")
+    return int(value)
+
+
 def profile(
     app: str = "router",
     *,
     trace: Optional[str | Path] = None,
     synthetic: Optional[int] = None,
-    seed: int = 1,
+    seed: Optional[int] = None,
     out_dir: Optional[str | Path] = None,
     progress: Optional[Callable[[int], None]] = None,
+    input_port: Optional[str | int] = None,
 ) -> dict[str, Any]:
     """Run ``app`` functionally (one thread) on a pcap/pcapng ``trace`` or ``synthetic`` packets
-    generated with ``seed``, write each ToDump output into ``out_dir``, and return the profile.
+    generated with ``seed`` (default 1), write each ToDump output into ``out_dir``, and return
+    the profile. With neither ``trace`` nor ``synthetic``: the configuration's own sources
+    (FromDump, InfiniteSource) if it has any, else 10,000 synthetic packets.
 
-    ``progress`` (optional) is called with the number of packets done, every 10,000 packets.
+    ``input_port`` says which input interface each trace packet enters: ``"auto"`` (default:
+    pcapng interface ids; classic pcap by destination MAC), ``"round-robin"``, ``"by-dst-mac"``,
+    ``"by-subnet"`` or an interface number. ``progress`` (optional) is called with the number of
+    packets done, every 10,000 packets. Ctrl-C stops the run (KeyboardInterrupt; no ToDump output
+    is left half-written).
     """
     return json.loads(
         _core.profile(
             str(app),
             None if trace is None else str(trace),
-            synthetic,
-            seed,
+            _u64("--synthetic", synthetic),
+            _u64("--seed", seed),
             None if out_dir is None else str(out_dir),
             progress,
+            None if input_port is None else str(input_port),
         )
     )
 
@@ -93,15 +113,23 @@ def trace(
     *,
     trace: Optional[str | Path] = None,
     synthetic: Optional[int] = None,
-    seed: int = 1,
+    seed: Optional[int] = None,
+    input_port: Optional[str | int] = None,
 ) -> Iterator[dict[str, Any]]:
-    """Stream the per-packet traces of a functional run (bounded memory for any length).
+    """Stream the per-packet traces of a functional run (bounded memory for any length); the
+    sources and ``input_port`` are those of :func:`profile`.
 
     Each item: ``{"packet", "timestamp_ns", "wire_bytes", "visits": [{"element", "port",
     "instructions", "accesses": [{"mem", "kind", "bytes", "at_instr", "object", "key"}]}],
     "fates": [...]}`` with element indices into ``graph(app)["elements"]``.
     """
-    return _core.TraceStream(str(app), None if trace is None else str(trace), synthetic, seed)
+    return _core.TraceStream(
+        str(app),
+        None if trace is None else str(trace),
+        _u64("--synthetic", synthetic),
+        _u64("--seed", seed),
+        None if input_port is None else str(input_port),
+    )
 
 
 def arch(name_or_path: str) -> dict[str, Any]:
@@ -119,8 +147,25 @@ def element_classes() -> list[dict[str, str]]:
 
 
 def write_synthetic(
-    path: str | Path, n: int, *, seed: int = 1, app: str = "router", pcapng: bool = False
+    path: str | Path,
+    n: Optional[int] = None,
+    *,
+    seed: Optional[int] = None,
+    app: Optional[str] = None,
+    pcapng: bool = False,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> dict[str, Any]:
-    """Write ``n`` synthetic packets shaped for ``app`` (its interfaces and routes) to a pcap
-    (or pcapng) file. Returns a summary."""
-    return json.loads(_core.write_synthetic(str(path), n, seed, str(app), pcapng))
+    """Write ``n`` (default 10,000) synthetic packets shaped for ``app`` (default ``router``: its interfaces and
+    routes) to a pcap (or pcapng) file, with ``seed`` (default 1). The size is estimated first
+    and refused if it exceeds the free space; the file appears only when complete (Ctrl-C or an
+    error leaves nothing). ``progress(done, total)`` every 10,000 packets. Returns a summary."""
+    return json.loads(
+        _core.write_synthetic(
+            str(path),
+            _u64("-n/--packets", n),
+            _u64("--seed", seed),
+            None if app is None else str(app),
+            bool(pcapng),
+            progress,
+        )
+    )

@@ -41,6 +41,10 @@ pub struct Router {
     in_edge: Vec<Vec<Option<(u32, u16)>>>,
     sources: Vec<u32>,
     generators: Vec<u32>,
+    /// State of [`Router::generate_next`]: exhausted generators, the next to ask, packets so far.
+    gen_done: Vec<bool>,
+    gen_next: usize,
+    gen_count: u64,
     pull_sinks: Vec<u32>,
     cx: Cx,
     stack: Vec<(u32, u16, Packet)>,
@@ -322,7 +326,7 @@ impl Router {
                 g.add_edge(nodes[c.from], nodes[c.to], ());
             }
         }
-        for scc in petgraph::algo::tarjan_scc(&g) {
+        for scc in petgraph::algo::kosaraju_scc(&g) {
             let cyclic = scc.len() > 1 || g.contains_edge(scc[0], scc[0]);
             let broken = scc.iter().any(|x| elems[x.index()].cycle_safe());
             if cyclic && !broken {
@@ -331,9 +335,19 @@ impl Router {
                     .map(|x| graph.elements[x.index()].name.as_str())
                     .collect();
                 names.sort();
+                let more = names.len().saturating_sub(10);
+                names.truncate(10);
+                if more > 0 {
+                    names.push("...");
+                }
+                let more = if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                };
                 let first = scc.iter().map(|x| x.index()).min().unwrap();
                 push_err(&mut errs, &graph.elements[first].span, format!(
-                    "push connections form a cycle through {} (a packet could loop forever: no element on it, such as ICMPError, stops a packet from going round again)", names.join(", ")));
+                    "push connections form a cycle through {}{more} (a packet could loop forever: no element on it, such as ICMPError, stops a packet from going round again)", names.join(", ")));
             }
         }
         if !errs.is_empty() {
@@ -359,6 +373,9 @@ impl Router {
             in_edge,
             sources,
             generators,
+            gen_done: Vec::new(),
+            gen_next: 0,
+            gen_count: 0,
             pull_sinks,
             cx: Cx::new(),
             stack: Vec::with_capacity(64),
@@ -502,7 +519,8 @@ impl Router {
         self.cx.trace.clear();
         self.cx.trace.packet = p.id;
         self.cx.trace.timestamp_ns = p.anno.timestamp_ns;
-        self.cx.trace.wire_bytes = p.len() as u32;
+        // A packet of a truncated capture counts its length on the wire, not the bytes kept.
+        self.cx.trace.wire_bytes = (p.len() as u32).max(p.anno.wire_len);
         // The source visit: the element emits the packet on output 0.
         let v = self.begin(start);
         self.cx.instr(4);
@@ -577,6 +595,43 @@ impl Router {
             }
         }
         count
+    }
+
+    /// Names of the configuration's own packet sources (generators), in declaration order.
+    pub fn generator_names(&self) -> Vec<String> {
+        self.generators
+            .iter()
+            .map(|&g| self.graph.elements[g as usize].name.clone())
+            .collect()
+    }
+
+    /// The next packet of the configuration's own sources (FromDump, InfiniteSource, ...),
+    /// taken round-robin from the generators not yet exhausted, processed; `None` once every
+    /// generator is exhausted. Packet ids count from 0 over all generators.
+    pub fn generate_next(&mut self) -> Option<&PacketTrace> {
+        let n = self.generators.len();
+        if self.gen_done.len() != n {
+            self.gen_done = vec![false; n];
+        }
+        for _ in 0..n {
+            let k = self.gen_next;
+            self.gen_next = (k + 1) % n;
+            if self.gen_done[k] {
+                continue;
+            }
+            let g = self.generators[k];
+            let before = packets_created();
+            self.cx.element = g;
+            match self.elems[g as usize].generate(&mut self.cx) {
+                Some(mut p) => {
+                    p.id = self.gen_count;
+                    self.gen_count += 1;
+                    return Some(self.process(g, p, before));
+                }
+                None => self.gen_done[k] = true,
+            }
+        }
+        None
     }
 
     /// The trace of the last packet processed.

@@ -278,3 +278,46 @@ fn errors_name_the_file_and_offset() {
         "an empty run leaves a valid empty capture"
     );
 }
+
+/// Files in `dir` (names), sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn to_dump_is_atomic_no_partial_or_half_written_file() {
+    let dir = tmpdir("atomic");
+    let g = || {
+        graph(
+            &[
+                ("src", "InfiniteSource", "LIMIT 50"),
+                ("d", "ToDump", "atomic.pcap"),
+            ],
+            &[(0, 0, 1, 0)],
+        )
+    };
+    // A previous complete output.
+    std::fs::write(dir.join("atomic.pcap"), b"previous").unwrap();
+    // A run that stops before finish() (an error elsewhere, Ctrl-C): the router is dropped.
+    {
+        let (_r, n) = run(g(), &dir, 20);
+        assert_eq!(n, 20);
+        assert!(
+            names_in(&dir).iter().any(|f| f.ends_with(".partial")),
+            "packets go to a temporary file while running: {:?}",
+            names_in(&dir)
+        );
+    }
+    assert_eq!(names_in(&dir), vec!["atomic.pcap".to_string()]);
+    assert_eq!(std::fs::read(dir.join("atomic.pcap")).unwrap(), b"previous");
+    // A finished run replaces the file with the complete output.
+    let (mut r, _) = run(g(), &dir, 100);
+    r.finish().unwrap();
+    assert_eq!(names_in(&dir), vec!["atomic.pcap".to_string()]);
+    assert_eq!(read_all(&dir.join("atomic.pcap")).len(), 50);
+}

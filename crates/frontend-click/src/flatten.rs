@@ -23,6 +23,10 @@ use std::rc::Rc;
 pub const MAX_EXPANSION_DEPTH: usize = 64;
 /// Most nodes (elements plus tunnels) a configuration may expand to.
 pub const MAX_NODES: usize = 250_000;
+/// Longest configuration string (of an element or a `define` value) after substituting
+/// variables: a `define` or compound argument that doubles at each level would otherwise grow
+/// exponentially.
+pub const MAX_SUBSTITUTED_BYTES: usize = 1 << 20;
 const MAX_ERRORS: usize = 50;
 /// Tunnel name of element groups (compound tunnels carry the instance name).
 const GROUP: &str = "the element group";
@@ -48,6 +52,29 @@ struct ClassNode {
     name: String,
     class: Resolved,
     parent: Option<Rc<ClassNode>>,
+}
+
+impl Drop for ClassNode {
+    /// Unlink iteratively: a binding points to the previous bindings twice (its parent, and the
+    /// environment its compound class was defined in), so the default drop would recurse once
+    /// per `elementclass` and overflow the stack on a file with many of them.
+    fn drop(&mut self) {
+        fn detach(node: &mut ClassNode, work: &mut Vec<Rc<ClassNode>>) {
+            work.extend(node.parent.take());
+            if let Resolved::Compound(ovs) = &mut node.class {
+                if let Some(v) = Rc::get_mut(ovs) {
+                    work.extend(v.iter_mut().filter_map(|o| o.classes.take()));
+                }
+            }
+        }
+        let mut work = Vec::new();
+        detach(self, &mut work);
+        while let Some(rc) = work.pop() {
+            if let Ok(mut node) = Rc::try_unwrap(rc) {
+                detach(&mut node, &mut work);
+            }
+        }
+    }
 }
 
 fn lookup_class(mut env: &Option<Rc<ClassNode>>, name: &str) -> Option<Resolved> {
@@ -221,6 +248,14 @@ pub fn substitute(
                         format!("unknown variable '${}'", name),
                     ));
                 };
+                if out.len() + (i - copied) + val.len() > MAX_SUBSTITUTED_BYTES {
+                    return Err(Diagnostic::error(
+                        span_at(span, text, i),
+                        format!(
+                            "substituting '${name}' makes this configuration string longer than the limit of {MAX_SUBSTITUTED_BYTES} bytes (do variables expand into each other repeatedly?)"
+                        ),
+                    ));
+                }
                 out.push_str(&text[copied..i]);
                 out.push_str(val);
                 i = e + braced as usize;

@@ -45,12 +45,24 @@ pub struct App {
     pub warnings: Vec<Diagnostic>,
 }
 
-/// Join diagnostics into one message, one per line.
+/// Most diagnostics shown in one message; the rest are counted.
+pub const MAX_SHOWN_DIAGNOSTICS: usize = 20;
+
+/// Join diagnostics into one message, one per line (at most [`MAX_SHOWN_DIAGNOSTICS`], then a
+/// line counting the others, so a configuration with 100,000 mistakes gives a readable message).
 pub fn format_diagnostics(d: &[Diagnostic]) -> String {
-    d.iter()
+    let mut lines: Vec<String> = d
+        .iter()
+        .take(MAX_SHOWN_DIAGNOSTICS)
         .map(|x| x.to_string())
-        .collect::<Vec<_>>()
-        .join("\n")
+        .collect();
+    if d.len() > MAX_SHOWN_DIAGNOSTICS {
+        lines.push(format!(
+            "... and {} more problems",
+            d.len() - MAX_SHOWN_DIAGNOSTICS
+        ));
+    }
+    lines.join("\n")
 }
 
 pub fn builtin_names() -> Vec<&'static str> {

@@ -28,6 +28,9 @@ pub struct TrafficHints {
     pub inside_only: bool,
     /// How destinations are drawn from the routes (default: the generator's Zipf).
     pub dst_weighting: Option<PrefixWeighting>,
+    /// How many of `interfaces` (the first ones) have addresses the configuration states (an
+    /// ARPQuerier or ARPResponder); the others carry placeholder addresses.
+    pub interfaces_known: usize,
 }
 
 /// Above this many routes the arrival interface is not adjusted (a linear longest-prefix scan
@@ -157,6 +160,7 @@ impl TrafficHints {
             .iter()
             .any(|e| e.class == "IPRewriter" || e.class == "IPAddrRewriter");
         Ok(TrafficHints {
+            interfaces_known: addrs.len().min(n_src),
             interfaces,
             routes,
             gateways,

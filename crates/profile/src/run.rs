@@ -5,17 +5,81 @@ use crate::hints::TrafficHints;
 use crate::neighbors::{arp_reply_for, ip_reply_for};
 use crate::profiler::Profiler;
 use pktflow_elements::Router;
-use pktflow_model::PacketTrace;
-use pktflow_traffic::{PcapReader, PrefixWeighting, TracePacket};
+use pktflow_model::{cancel, PacketTrace};
+use pktflow_traffic::{CaptureFormat, PcapReader, PrefixWeighting, TracePacket, LINKTYPE_ETHERNET};
 use serde_json::json;
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::path::Path;
+use std::rc::Rc;
 use std::time::Instant;
+
+/// Most packets a synthetic trace (profile, gen-trace) may have: about 360 GB of pcap, and
+/// hours of functional run. Larger counts are refused before anything is generated.
+pub const MAX_SYNTHETIC_PACKETS: u64 = 1_000_000_000;
+
+/// Default number of synthetic packets when neither a trace nor a count is given.
+pub const DEFAULT_SYNTHETIC_PACKETS: u64 = 10_000;
+
+/// Most packets taken from a configuration's own sources (FromDump, InfiniteSource) in one
+/// run: an InfiniteSource without LIMIT never ends by itself.
+pub const MAX_CONFIG_SOURCE_PACKETS: u64 = 1_000_000;
+
+/// How the packets of a trace file are assigned to the application's input interfaces (its
+/// FromDevice/PollDevice elements, numbered 0, 1, ... in declaration order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InputPort {
+    /// pcapng: each packet's interface id (a capture per interface); classic pcap, which
+    /// records no interface: [`InputPort::ByDstMac`].
+    #[default]
+    Auto,
+    /// Packet k enters interface k mod (number of interfaces).
+    RoundRobin,
+    /// The interface whose MAC address (from the configuration's ARPQuerier/ARPResponder) is
+    /// the frame's destination; broadcast, multicast and unknown destinations fall back to
+    /// [`InputPort::BySubnet`].
+    ByDstMac,
+    /// The interface whose connected subnet holds the packet's IPv4 source (the ARP sender
+    /// address for ARP).
+    BySubnet,
+    /// Every packet enters this interface.
+    Fixed(u16),
+}
+
+impl InputPort {
+    /// From the command-line spelling: `auto`, `round-robin`, `by-dst-mac`, `by-subnet` or an
+    /// interface number.
+    pub fn parse(s: &str) -> Result<InputPort, String> {
+        Ok(match s.trim() {
+            "auto" => InputPort::Auto,
+            "round-robin" => InputPort::RoundRobin,
+            "by-dst-mac" => InputPort::ByDstMac,
+            "by-subnet" => InputPort::BySubnet,
+            t => InputPort::Fixed(t.parse::<u16>().map_err(|_| {
+                format!("--input-port {t}: expected auto, round-robin, by-dst-mac, by-subnet or an interface number 0..65535")
+            })?),
+        })
+    }
+
+    pub fn name(&self) -> String {
+        match self {
+            InputPort::Auto => "auto".into(),
+            InputPort::RoundRobin => "round-robin".into(),
+            InputPort::ByDstMac => "by-dst-mac".into(),
+            InputPort::BySubnet => "by-subnet".into(),
+            InputPort::Fixed(n) => n.to_string(),
+        }
+    }
+}
 
 /// Where packets come from.
 #[derive(Clone, Debug)]
 pub enum Source {
-    Pcap(String),
+    /// A pcap or pcapng file, and how its packets are assigned to input interfaces.
+    Pcap {
+        path: String,
+        input_port: InputPort,
+    },
     Synthetic {
         packets: u64,
         seed: u64,
@@ -27,22 +91,50 @@ pub enum Source {
         seed: u64,
         dst_weighting: PrefixWeighting,
     },
+    /// Nothing chosen: the configuration's own sources (FromDump, InfiniteSource, ...) if it
+    /// has any, else [`DEFAULT_SYNTHETIC_PACKETS`] synthetic packets with `seed`.
+    Auto {
+        seed: u64,
+    },
 }
 
 impl Source {
-    /// From command-line style arguments (a trace file wins; default 10,000 synthetic packets).
+    /// From command-line style arguments (a trace file wins; nothing given: [`Source::Auto`]).
     pub fn from_args(trace: Option<&str>, synthetic: Option<u64>, seed: u64) -> Source {
+        Source::from_args_with(trace, synthetic, seed, InputPort::Auto)
+    }
+
+    /// As [`Source::from_args`], with the input-port rule of a trace file.
+    pub fn from_args_with(
+        trace: Option<&str>,
+        synthetic: Option<u64>,
+        seed: u64,
+        input_port: InputPort,
+    ) -> Source {
         match (trace, synthetic) {
-            (Some(t), _) => Source::Pcap(t.to_string()),
-            (None, n) => Source::Synthetic {
-                packets: n.unwrap_or(10_000),
-                seed,
+            (Some(t), _) => Source::Pcap {
+                path: t.to_string(),
+                input_port,
             },
+            (None, Some(n)) => Source::Synthetic { packets: n, seed },
+            (None, None) => Source::Auto { seed },
         }
     }
+
+    /// Refuse counts that measure nothing or could not finish: 0 and above
+    /// [`MAX_SYNTHETIC_PACKETS`].
+    pub fn validate(&self) -> Result<(), String> {
+        match self {
+            Source::Synthetic { packets, .. } | Source::SyntheticWeighted { packets, .. } => {
+                check_packet_count("--synthetic", *packets)
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn describe(&self) -> String {
         match self {
-            Source::Pcap(p) => p.clone(),
+            Source::Pcap { path, .. } => path.clone(),
             Source::Synthetic { packets, seed } => {
                 format!("{packets} synthetic packets (seed {seed})")
             }
@@ -53,7 +145,188 @@ impl Source {
             } => {
                 format!("{packets} synthetic packets (seed {seed}, destinations {dst_weighting:?})")
             }
+            Source::Auto { seed } => {
+                format!("{DEFAULT_SYNTHETIC_PACKETS} synthetic packets (seed {seed})")
+            }
         }
+    }
+}
+
+/// `what` (an option name) must be in 1..=[`MAX_SYNTHETIC_PACKETS`].
+pub fn check_packet_count(what: &str, n: u64) -> Result<(), String> {
+    if n == 0 {
+        return Err(format!(
+            "{what} must be at least 1 (0 packets measure nothing)"
+        ));
+    }
+    if n > MAX_SYNTHETIC_PACKETS {
+        return Err(format!(
+            "{what} {n} is more than the limit of {MAX_SYNTHETIC_PACKETS} packets"
+        ));
+    }
+    Ok(())
+}
+
+/// What the source delivered so far (shared between the packet iterator and the run).
+#[derive(Clone, Debug, Default)]
+pub struct SourceStats {
+    /// Packets taken from the trace, the synthetic generator or the configuration's sources.
+    pub packets: u64,
+    /// Packets whose capture kept fewer bytes than they had on the wire (snap length).
+    pub truncated: u64,
+    /// The input-port rule applied (`interface-id`, `by-dst-mac`, ...), and why.
+    pub rule: String,
+    pub rule_reason: String,
+    /// Packets the rule could not place (entered interface 0 instead).
+    pub unassigned: u64,
+    /// pcapng packets whose interface id is not an input of the application (they entered
+    /// interface id mod the number of inputs).
+    pub wrapped: u64,
+    /// Packets per input interface.
+    pub per_interface: Vec<u64>,
+}
+
+type Shared = Rc<RefCell<SourceStats>>;
+
+/// Interface addresses for the input-port rules: (MAC, IPv4 address, prefix length).
+type Ifaces = Vec<([u8; 6], [u8; 4], u8)>;
+
+fn in_subnet(ip: [u8; 4], iface: &([u8; 6], [u8; 4], u8)) -> bool {
+    let m = mask(iface.2);
+    (u32::from_be_bytes(ip) & m) == (u32::from_be_bytes(iface.1) & m)
+}
+
+/// Source IPv4 address of an Ethernet frame (IPv4 source, or ARP sender address).
+fn frame_src_ip(d: &[u8]) -> Option<[u8; 4]> {
+    let et = u16::from_be_bytes([*d.get(12)?, *d.get(13)?]);
+    let at = match et {
+        0x0800 => 26,
+        0x0806 => 28,
+        _ => return None,
+    };
+    d.get(at..at + 4).map(|b| [b[0], b[1], b[2], b[3]])
+}
+
+fn mask(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(len.min(32)))
+    }
+}
+
+fn by_subnet(d: &[u8], ifaces: &Ifaces) -> Option<usize> {
+    let ip = frame_src_ip(d)?;
+    ifaces.iter().position(|i| in_subnet(ip, i))
+}
+
+fn by_dst_mac(d: &[u8], ifaces: &Ifaces) -> Option<usize> {
+    let dst = d.get(0..6)?;
+    if dst[0] & 1 == 0 {
+        if let Some(i) = ifaces.iter().position(|i| i.0 == dst) {
+            return Some(i);
+        }
+    }
+    by_subnet(d, ifaces)
+}
+
+/// Name of a link type for messages.
+fn linktype_name(lt: u16) -> &'static str {
+    match lt {
+        0 => "BSD loopback",
+        1 => "Ethernet",
+        101 => "raw IP",
+        105 => "IEEE 802.11",
+        113 => "Linux cooked capture",
+        127 => "802.11 radiotap",
+        228 => "raw IPv4",
+        229 => "raw IPv6",
+        276 => "Linux cooked capture v2",
+        _ => "unknown",
+    }
+}
+
+/// The packets of a trace file with link types checked, truncation counted and input
+/// interfaces assigned by the rule.
+struct TraceFile {
+    reader: PcapReader,
+    path: String,
+    rule: InputPort,
+    ifaces: Ifaces,
+    n_inputs: usize,
+    stats: Shared,
+    k: u64,
+}
+
+impl Iterator for TraceFile {
+    type Item = Result<TracePacket, String>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut tp = match self.reader.next()? {
+            Ok(tp) => tp,
+            Err(e) => return Some(Err(e.to_string())),
+        };
+        let lt = self.reader.linktype(tp.iface).unwrap_or(LINKTYPE_ETHERNET);
+        if lt != LINKTYPE_ETHERNET {
+            return Some(Err(format!(
+                "{}: link type {lt} ({}) is not supported: the trace must hold Ethernet frames (link type 1)",
+                self.path,
+                linktype_name(lt)
+            )));
+        }
+        let n = self.n_inputs.max(1);
+        let mut st = self.stats.borrow_mut();
+        let placed = match self.rule {
+            InputPort::Auto => Some(tp.iface as usize),
+            InputPort::RoundRobin => Some((self.k % n as u64) as usize),
+            InputPort::ByDstMac => by_dst_mac(&tp.data, &self.ifaces),
+            InputPort::BySubnet => by_subnet(&tp.data, &self.ifaces),
+            InputPort::Fixed(i) => Some(i as usize),
+        };
+        let iface = match placed {
+            Some(i) => {
+                if i >= n {
+                    st.wrapped += 1;
+                }
+                i % n
+            }
+            None => {
+                st.unassigned += 1;
+                0
+            }
+        };
+        tp.iface = iface as u16;
+        self.k += 1;
+        st.packets += 1;
+        if tp.is_truncated() {
+            st.truncated += 1;
+        }
+        if st.per_interface.len() < n {
+            st.per_interface.resize(n, 0);
+        }
+        st.per_interface[iface] += 1;
+        drop(st);
+        Some(Ok(tp))
+    }
+}
+
+/// Counts synthetic packets into the shared statistics.
+struct Counted<I> {
+    inner: I,
+    stats: Shared,
+}
+
+impl<I: Iterator<Item = TracePacket>> Iterator for Counted<I> {
+    type Item = Result<TracePacket, String>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let tp = self.inner.next()?;
+        let mut st = self.stats.borrow_mut();
+        st.packets += 1;
+        let i = tp.iface as usize;
+        if st.per_interface.len() <= i {
+            st.per_interface.resize(i + 1, 0);
+        }
+        st.per_interface[i] += 1;
+        Some(Ok(tp))
     }
 }
 
@@ -61,7 +334,9 @@ impl Source {
 pub struct Run {
     pub app: App,
     pub router: Router,
-    packets: Box<dyn Iterator<Item = Result<TracePacket, String>>>,
+    /// `None`: the configuration's own sources (generators) feed the run.
+    packets: Option<Box<dyn Iterator<Item = Result<TracePacket, String>>>>,
+    stats: Shared,
     /// Packets the link neighbours send in answer (ARP replies), injected before the next
     /// source packet.
     pending: VecDeque<TracePacket>,
@@ -75,25 +350,92 @@ pub struct Run {
     next_id: u64,
     last_ts: u64,
     finished: bool,
+    /// The configuration's own sources were stopped at [`MAX_CONFIG_SOURCE_PACKETS`].
+    pub source_limit_hit: bool,
+    /// ARP requests the application sent (answered by the neighbours when they are on).
+    pub arp_requests: u64,
     /// ARP replies the neighbours sent.
     pub neighbor_replies: u64,
     /// IP replies the far ends sent.
     pub ip_replies: u64,
 }
 
-/// The packet iterator of a source, shaped for `app` when synthetic.
-pub fn packets(
+/// The packet iterator of a source (not [`Source::Auto`] with generators), shaped for `app`
+/// when synthetic; `n_inputs` is the number of input interfaces of the application.
+fn packets_counted(
     app: &App,
     source: &Source,
+    n_inputs: usize,
+    stats: &Shared,
 ) -> Result<Box<dyn Iterator<Item = Result<TracePacket, String>>>, String> {
+    source.validate()?;
+    let counted = |it: Box<dyn Iterator<Item = TracePacket>>| -> Box<dyn Iterator<Item = Result<TracePacket, String>>> {
+        Box::new(Counted {
+            inner: it,
+            stats: stats.clone(),
+        })
+    };
     Ok(match source {
-        Source::Pcap(path) => {
+        Source::Pcap { path, input_port } => {
             let r = PcapReader::open(Path::new(path)).map_err(|e| e.to_string())?;
-            Box::new(r.map(|x| x.map_err(|e| e.to_string())))
+            let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
+            let ifaces: Ifaces = hints.interfaces[..hints.interfaces_known].to_vec();
+            let classic = matches!(r.format(), CaptureFormat::Pcap { .. });
+            let (rule, reason) = match (*input_port, classic) {
+                (InputPort::Auto, false) => (InputPort::Auto, "pcapng records each packet's interface".to_string()),
+                (InputPort::Auto, true) if n_inputs <= 1 => (
+                    InputPort::Fixed(0),
+                    "the application has one input interface".to_string(),
+                ),
+                (InputPort::Auto, true) if ifaces.is_empty() => (
+                    InputPort::Fixed(0),
+                    "classic pcap records no interface and the configuration states no interface addresses: every packet enters interface 0".to_string(),
+                ),
+                (InputPort::Auto, true) => (
+                    InputPort::ByDstMac,
+                    "classic pcap records no interface: by destination MAC (the default for pcap)".to_string(),
+                ),
+                (InputPort::Fixed(i), _) if i as usize >= n_inputs => {
+                    return Err(format!(
+                        "--input-port {i}: the application has {n_inputs} input interface(s), numbered from 0"
+                    ))
+                }
+                (r, _) => (r, "chosen with --input-port".to_string()),
+            };
+            if matches!(rule, InputPort::ByDstMac | InputPort::BySubnet) && ifaces.is_empty() {
+                return Err(format!(
+                    "{path}: cannot assign packets {}: the configuration states no interface addresses (no ARPQuerier/ARPResponder); choose --input-port round-robin or an interface number",
+                    rule.name()
+                ));
+            }
+            {
+                let mut st = stats.borrow_mut();
+                st.rule = if rule == InputPort::Auto {
+                    "interface-id".into()
+                } else {
+                    rule.name()
+                };
+                st.rule_reason = reason;
+            }
+            Box::new(TraceFile {
+                reader: r,
+                path: path.clone(),
+                rule,
+                ifaces,
+                n_inputs,
+                stats: stats.clone(),
+                k: 0,
+            })
         }
         Source::Synthetic { packets, seed } => {
             let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
-            Box::new(hints.generator(*packets, *seed)?.map(Ok))
+            stats.borrow_mut().rule = "synthetic".into();
+            counted(hints.generator(*packets, *seed)?)
+        }
+        Source::Auto { seed } => {
+            let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
+            stats.borrow_mut().rule = "synthetic".into();
+            counted(hints.generator(DEFAULT_SYNTHETIC_PACKETS, *seed)?)
         }
         Source::SyntheticWeighted {
             packets,
@@ -102,26 +444,62 @@ pub fn packets(
         } => {
             let mut hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
             hints.dst_weighting = Some(*dst_weighting);
-            Box::new(hints.generator(*packets, *seed)?.map(Ok))
+            stats.borrow_mut().rule = "synthetic".into();
+            counted(hints.generator(*packets, *seed)?)
         }
     })
 }
 
+/// The packet iterator of a source, shaped for `app` when synthetic (input interfaces of a
+/// trace file assigned by its rule, as in a run).
+pub fn packets(
+    app: &App,
+    source: &Source,
+) -> Result<Box<dyn Iterator<Item = Result<TracePacket, String>>>, String> {
+    let n_inputs = app
+        .graph
+        .elements
+        .iter()
+        .filter(|e| e.class == "FromDevice" || e.class == "PollDevice")
+        .count();
+    packets_counted(
+        app,
+        source,
+        n_inputs,
+        &Rc::new(RefCell::new(SourceStats::default())),
+    )
+}
+
 impl Run {
     pub fn start(app: &str, source: &Source, out_dir: &Path) -> Result<Run, String> {
+        source.validate()?;
         let app = load_app(app)?;
         let router = app.instantiate(out_dir)?;
-        if router.n_sources() == 0 {
-            return Err(format!(
-                "{}: the application has no FromDevice/PollDevice to receive trace packets",
-                app.graph.file
-            ));
-        }
-        let packets = packets(&app, source)?;
+        let stats: Shared = Rc::new(RefCell::new(SourceStats::default()));
+        let packets = if router.n_generators() > 0 {
+            if !matches!(source, Source::Auto { .. }) {
+                return Err(format!(
+                    "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
+                    app.graph.file,
+                    router.generator_names().join(", ")
+                ));
+            }
+            stats.borrow_mut().rule = "configuration".into();
+            None
+        } else {
+            if router.n_sources() == 0 {
+                return Err(format!(
+                    "{}: the application has no packet source: no FromDevice/PollDevice to receive trace packets and no FromDump/InfiniteSource of its own",
+                    app.graph.file
+                ));
+            }
+            Some(packets_counted(&app, source, router.n_sources(), &stats)?)
+        };
         let mut run = Run {
             app,
             router,
             packets,
+            stats,
             pending: VecDeque::new(),
             neighbors: true,
             reply_every: 0,
@@ -130,6 +508,8 @@ impl Run {
             next_id: 0,
             last_ts: 0,
             finished: false,
+            source_limit_hit: false,
+            arp_requests: 0,
             neighbor_replies: 0,
             ip_replies: 0,
         };
@@ -158,6 +538,11 @@ impl Run {
         self.neighbors = on;
     }
 
+    /// What the source delivered so far.
+    pub fn source_stats(&self) -> SourceStats {
+        self.stats.borrow().clone()
+    }
+
     fn answer_neighbors(&mut self) {
         let mut replies = Vec::new();
         for (sink, p) in self.router.take_departed() {
@@ -179,12 +564,13 @@ impl Run {
                 continue;
             };
             if let Some(r) = arp_reply_for(p.data(), self.last_ts, iface as u16) {
+                self.arp_requests += 1;
                 self.neighbor_replies += 1;
                 self.pending.push_back(r);
             } else if self.reply_every > 0 && self.from_source {
                 if let Some(r) = ip_reply_for(p.data(), self.last_ts, iface as u16) {
                     self.ip_departures += 1;
-                    if self.ip_departures % self.reply_every == 0 {
+                    if self.ip_departures.is_multiple_of(self.reply_every) {
                         self.ip_replies += 1;
                         self.pending.push_back(r);
                     }
@@ -194,11 +580,19 @@ impl Run {
     }
 
     /// The trace of the next packet, or `None` at the end of the source (outputs are then
-    /// flushed).
+    /// flushed). Returns the error `interrupted` once the user has asked to stop
+    /// (`pktflow_model::cancel`), checked every 1,024 packets; outputs are then not flushed
+    /// (ToDump files are removed, not left half-written).
     pub fn next_trace(&mut self) -> Result<Option<&PacketTrace>, String> {
         if self.finished {
             return Ok(None);
         }
+        if self.next_id.is_multiple_of(1024) {
+            cancel::check().map_err(|c| c.to_string())?;
+        }
+        let Some(packets) = self.packets.as_mut() else {
+            return self.next_generated();
+        };
         let next = match self.pending.pop_front() {
             Some(tp) => {
                 self.from_source = false;
@@ -206,7 +600,7 @@ impl Run {
             }
             None => {
                 self.from_source = true;
-                self.packets.next()
+                packets.next()
             }
         };
         match next {
@@ -226,15 +620,50 @@ impl Run {
             }
         }
     }
+
+    /// Generator mode: pending neighbour answers first, then the configuration's sources.
+    fn next_generated(&mut self) -> Result<Option<&PacketTrace>, String> {
+        if let Some(tp) = self.pending.pop_front() {
+            self.from_source = false;
+            self.last_ts = tp.timestamp_ns;
+            let p = tp.to_packet(self.next_id);
+            self.next_id += 1;
+            self.router.inject(tp.iface as usize, p)?;
+            self.answer_neighbors();
+            return Ok(Some(self.router.last_trace()));
+        }
+        self.from_source = true;
+        let limit_hit = self.stats.borrow().packets >= MAX_CONFIG_SOURCE_PACKETS;
+        let got = if limit_hit {
+            self.source_limit_hit = true;
+            false
+        } else {
+            self.router.generate_next().is_some()
+        };
+        if !got {
+            self.finished = true;
+            self.router.finish()?;
+            return Ok(None);
+        }
+        self.stats.borrow_mut().packets += 1;
+        self.next_id += 1;
+        self.last_ts = self.router.last_trace().timestamp_ns;
+        if self.router.n_sources() > 0 {
+            self.answer_neighbors();
+        } else {
+            self.router.take_departed().for_each(drop);
+        }
+        Ok(Some(self.router.last_trace()))
+    }
 }
 
 /// Run `app` on `source` and return the profile report as JSON. `tick(done)` is called every
-/// 10,000 packets; returning `false` stops the run (Ctrl-C).
+/// 10,000 packets. Stops with the error `interrupted` when `pktflow_model::cancel` is raised.
 pub fn profile(
     app: &str,
     source: &Source,
     out_dir: &Path,
-    mut tick: impl FnMut(u64) -> bool,
+    mut tick: impl FnMut(u64),
 ) -> Result<serde_json::Value, String> {
     let mut run = Run::start(app, source, out_dir)?;
     let names: Vec<(String, String)> = run
@@ -250,8 +679,8 @@ pub fn profile(
     while let Some(t) = run.next_trace()? {
         prof.add(t);
         n += 1;
-        if n % 10_000 == 0 && !tick(n) {
-            return Err("interrupted".into());
+        if n.is_multiple_of(10_000) {
+            tick(n);
         }
     }
     let secs = t0.elapsed().as_secs_f64();
@@ -262,23 +691,110 @@ pub fn profile(
         .into_iter()
         .map(|(e, c)| json!({"element": e, "count": c}))
         .collect();
+    let st = run.source_stats();
+    let mut notes: Vec<String> = Vec::new();
     let o = doc.as_object_mut().expect("object");
     o.insert("app".into(), json!(run.app.name));
     o.insert("file".into(), json!(run.app.graph.file));
-    o.insert("source".into(), json!(source.describe()));
+    o.insert(
+        "source".into(),
+        json!(match st.rule.as_str() {
+            "configuration" => format!(
+                "the configuration's own sources ({})",
+                run.router.generator_names().join(", ")
+            ),
+            _ => source.describe(),
+        }),
+    );
     o.insert("held".into(), json!(held));
+    o.insert(
+        "packet_counts".into(),
+        json!({
+            "from_source": st.packets,
+            "neighbor_arp_replies": run.neighbor_replies,
+            "far_end_ip_replies": run.ip_replies,
+            "total": n,
+            "arp_requests_sent": run.arp_requests,
+        }),
+    );
     o.insert("neighbor_arp_replies".into(), json!(run.neighbor_replies));
     o.insert("far_end_ip_replies".into(), json!(run.ip_replies));
+    o.insert("truncated_packets".into(), json!(st.truncated));
+    let mut input = json!({
+        "rule": st.rule,
+        "per_interface": st.per_interface,
+    });
+    if !st.rule_reason.is_empty() {
+        input["reason"] = json!(st.rule_reason);
+    }
+    // The trace cannot tell which interface a packet arrived on: say which rule decided.
+    if st.rule_reason.starts_with("classic pcap") {
+        input["warning"] = json!(format!("{}: {}", source.describe(), st.rule_reason));
+    }
+    if matches!(source, Source::Pcap { .. }) {
+        input["unassigned"] = json!(st.unassigned);
+        if st.unassigned > 0 {
+            notes.push(format!(
+                "{} of {} trace packets matched no interface by {}; they entered interface 0",
+                st.unassigned, st.packets, st.rule
+            ));
+        }
+    }
+    if st.wrapped > 0 {
+        notes.push(format!(
+            "{} of {} trace packets came from an interface the application does not have (it has {}); they entered interface id mod {}",
+            st.wrapped,
+            st.packets,
+            run.router.n_sources(),
+            run.router.n_sources()
+        ));
+    }
+    o.insert("input_port".into(), input);
+    if st.truncated > 0 {
+        notes.push(format!(
+            "{} of {} packets were truncated by the capture's snap length; wire bytes use their original length",
+            st.truncated, st.packets
+        ));
+    }
+    if run.source_limit_hit {
+        notes.push(format!(
+            "the configuration's sources were stopped after {MAX_CONFIG_SOURCE_PACKETS} packets"
+        ));
+    }
     o.insert(
         "conservation_errors".into(),
         json!(run.router.conservation_errors),
     );
     o.insert("functional_run_seconds".into(), json!(secs));
-    o.insert(
-        "packets_per_second_functional".into(),
-        json!(if secs > 0.0 { n as f64 / secs } else { 0.0 }),
-    );
+    if n == 0 {
+        // Nothing was measured: per-packet figures do not exist.
+        for k in [
+            "wire_bytes_per_packet",
+            "elements_visited_per_packet",
+            "instructions_per_packet",
+            "bytes_per_packet",
+            "critical_section_instruction_share",
+            "shared_state_visit_instruction_share",
+        ] {
+            o.insert(k.into(), serde_json::Value::Null);
+        }
+        o.insert(
+            "packets_per_second_functional".into(),
+            serde_json::Value::Null,
+        );
+        notes.push("the source holds no packets: nothing was measured".into());
+    } else {
+        o.insert(
+            "packets_per_second_functional".into(),
+            json!(if secs > 0.0 {
+                Some(n as f64 / secs)
+            } else {
+                None
+            }),
+        );
+    }
     o.insert("element_stats".into(), run.router.stats());
+    o.insert("notes".into(), json!(notes));
     o.insert(
         "warnings".into(),
         json!(run
@@ -291,6 +807,36 @@ pub fn profile(
     Ok(doc)
 }
 
+/// Bytes of a capture file of `n` packets of mean size `mean` (record headers included).
+fn capture_bytes(n: u64, mean: f64, pcapng: bool) -> u64 {
+    let (file, per_record) = if pcapng {
+        // Section header + interface description; enhanced packet block header, padding.
+        (28.0 + 20.0, 32.0 + 2.0)
+    } else {
+        (24.0, 16.0)
+    };
+    (file + n as f64 * (mean + per_record)).ceil() as u64
+}
+
+/// Free bytes of the file system holding `dir` (None if it cannot be told).
+pub fn free_space(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path and `st` a properly sized out-parameter.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Options of [`write_synthetic_with`] besides the trace itself.
+pub struct WriteOptions<'a> {
+    /// Free bytes of the target file system (default: [`free_space`]); a test can pretend.
+    pub free_space: &'a dyn Fn(&Path) -> Option<u64>,
+    /// Called with (packets written, total) about every 10,000 packets.
+    pub tick: &'a mut dyn FnMut(u64, u64),
+}
+
 /// Write `n` synthetic packets shaped for `app` to `path` (pcap, or pcapng).
 pub fn write_synthetic(
     path: &str,
@@ -299,39 +845,131 @@ pub fn write_synthetic(
     app: &str,
     pcapng: bool,
 ) -> Result<serde_json::Value, String> {
-    let app = load_app(app)?;
-    let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
-    let tmp = format!("{path}.partial");
-    let mut bytes = 0u64;
-    let mut count = 0u64;
-    {
-        let result: Result<(), String> = (|| {
-            if pcapng {
-                let mut w = pktflow_traffic::PcapngWriter::create(Path::new(&tmp), 1)
-                    .map_err(|e| e.to_string())?;
-                for tp in hints.generator(n, seed)? {
-                    bytes += tp.data.len() as u64;
-                    count += 1;
-                    w.write(&tp).map_err(|e| e.to_string())?;
-                }
-                w.finish().map_err(|e| e.to_string())?;
-            } else {
-                let mut w = pktflow_traffic::PcapWriter::create(Path::new(&tmp), 1)
-                    .map_err(|e| e.to_string())?;
-                for tp in hints.generator(n, seed)? {
-                    bytes += tp.data.len() as u64;
-                    count += 1;
-                    w.write(&tp).map_err(|e| e.to_string())?;
-                }
-                w.finish().map_err(|e| e.to_string())?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
+    write_synthetic_with(
+        path,
+        n,
+        seed,
+        app,
+        pcapng,
+        WriteOptions {
+            free_space: &free_space,
+            tick: &mut |_, _| {},
+        },
+    )
+}
+
+/// Removes a temporary file unless disarmed (error, Ctrl-C, panic).
+struct TempGuard(Option<std::path::PathBuf>);
+
+impl Drop for TempGuard {
+    fn drop(&mut self) {
+        if let Some(p) = self.0.take() {
+            let _ = std::fs::remove_file(p);
         }
     }
+}
+
+/// [`write_synthetic`] with a progress callback and a free-space oracle. The size is estimated
+/// from the first packets before anything is written and refused when it exceeds the free
+/// space; the file is written to a hidden temporary file beside `path` and renamed on success
+/// (removed on error or Ctrl-C, which is checked every 1,024 packets).
+pub fn write_synthetic_with(
+    path: &str,
+    n: u64,
+    seed: u64,
+    app: &str,
+    pcapng: bool,
+    opts: WriteOptions<'_>,
+) -> Result<serde_json::Value, String> {
+    check_packet_count("-n/--packets", n)?;
+    let app = load_app(app)?;
+    let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
+    let target = Path::new(path);
+    if target.is_dir() {
+        return Err(format!("{path}: is a directory, expected a file name"));
+    }
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!("{path}: folder {} does not exist", dir.display()));
+    }
+    // Estimate from a sample of the same seeded stream (the generator is deterministic).
+    let sample = n.min(2_000);
+    let sample_bytes: u64 = hints
+        .generator(sample, seed)?
+        .map(|tp| tp.data.len() as u64)
+        .sum();
+    let estimate = capture_bytes(n, sample_bytes as f64 / sample as f64, pcapng);
+    if let Some(free) = (opts.free_space)(&dir) {
+        if estimate > free {
+            return Err(format!(
+                "{path}: {n} packets need about {} but the file system has {} free",
+                human_bytes(estimate),
+                human_bytes(free)
+            ));
+        }
+    }
+    let name = target
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "trace".into());
+    let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
+    let mut guard = TempGuard(Some(tmp.clone()));
+    let mut bytes = 0u64;
+    let mut count = 0u64;
+    let tick = opts.tick;
+    let mut each = |tp: &TracePacket, count: &mut u64, bytes: &mut u64| -> Result<(), String> {
+        *bytes += tp.data.len() as u64;
+        *count += 1;
+        if count.is_multiple_of(1024) {
+            cancel::check().map_err(|c| c.to_string())?;
+        }
+        if count.is_multiple_of(10_000) {
+            tick(*count, n);
+        }
+        Ok(())
+    };
+    if pcapng {
+        let mut w = pktflow_traffic::PcapngWriter::create(&tmp, 1).map_err(|e| e.to_string())?;
+        for tp in hints.generator(n, seed)? {
+            each(&tp, &mut count, &mut bytes)?;
+            w.write(&tp).map_err(|e| e.to_string())?;
+        }
+        w.finish().map_err(|e| e.to_string())?;
+    } else {
+        let mut w = pktflow_traffic::PcapWriter::create(&tmp, 1).map_err(|e| e.to_string())?;
+        for tp in hints.generator(n, seed)? {
+            each(&tp, &mut count, &mut bytes)?;
+            w.write(&tp).map_err(|e| e.to_string())?;
+        }
+        w.finish().map_err(|e| e.to_string())?;
+    }
     std::fs::rename(&tmp, path).map_err(|e| format!("{path}: {e}"))?;
-    Ok(json!({"path": path, "packets": count, "bytes": bytes, "seed": seed, "app": app.name}))
+    guard.0 = None;
+    Ok(json!({
+        "path": path,
+        "packets": count,
+        "bytes": bytes,
+        "seed": seed,
+        "app": app.name,
+        "estimated_file_bytes": estimate,
+    }))
+}
+
+/// `1234567` -> `1.2 MB` (decimal units).
+pub fn human_bytes(b: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
 }

@@ -7,7 +7,7 @@ fn prof(app: &str, n: u64, seed: u64) -> serde_json::Value {
         app,
         &Source::Synthetic { packets: n, seed },
         Path::new("/tmp"),
-        |_| true,
+        |_| {},
     )
     .unwrap()
 }

@@ -1,7 +1,7 @@
 //! Python functions of the application stages: graphs, architectures, element classes,
 //! functional runs, profiles and streamed per-packet traces. Results cross as JSON text (small
 //! documents) or Python dicts built directly (per-packet traces).
-use crate::PktflowError;
+use crate::{run_cancellable, PktflowError};
 use pktflow_arch::Arch;
 use pktflow_profile::{app::load_app, run};
 use pyo3::prelude::*;
@@ -48,41 +48,103 @@ fn element_classes() -> String {
     serde_json::Value::Array(v).to_string()
 }
 
+fn source_of(
+    trace: Option<String>,
+    synthetic: Option<u64>,
+    seed: Option<u64>,
+    input_port: Option<String>,
+) -> PyResult<run::Source> {
+    let rule = match input_port {
+        Some(s) => run::InputPort::parse(&s).map_err(err)?,
+        None => run::InputPort::default(),
+    };
+    Ok(run::Source::from_args_with(
+        trace.as_deref(),
+        synthetic,
+        seed.unwrap_or(DEFAULT_SEED),
+        rule,
+    ))
+}
+
+/// Seed of synthetic traces when none is given.
+const DEFAULT_SEED: u64 = 1;
+
+/// Functional run and profile (JSON text). Runs with the GIL released; Ctrl-C stops it (the
+/// error `interrupted`, nothing half-done: ToDump outputs are removed). `progress(done)` is
+/// called every 10,000 packets.
 #[pyfunction]
-#[pyo3(signature = (app, trace=None, synthetic=None, seed=1, out_dir=None, progress=None))]
+#[pyo3(signature = (app, trace=None, synthetic=None, seed=None, out_dir=None, progress=None, input_port=None))]
+#[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
     app: &str,
     trace: Option<String>,
     synthetic: Option<u64>,
-    seed: u64,
+    seed: Option<u64>,
     out_dir: Option<String>,
     progress: Option<Py<PyAny>>,
+    input_port: Option<String>,
 ) -> PyResult<String> {
-    let source = run::Source::from_args(trace.as_deref(), synthetic, seed);
+    let source = source_of(trace, synthetic, seed, input_port)?;
     let out = PathBuf::from(out_dir.unwrap_or_else(|| ".".into()));
-    let mut cb_err: Option<PyErr> = None;
-    let report = run::profile(app, &source, &out, |done| {
-        if let Some(cb) = &progress {
-            if let Err(e) = cb.call1(py, (done,)) {
-                cb_err.get_or_insert(e);
+    let app = app.to_string();
+    let report = run_cancellable(py, move || {
+        run::profile(&app, &source, &out, |done| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (done,)) {
+                        e.print(py);
+                    }
+                });
             }
-        }
-        py.check_signals().is_ok()
-    })
+        })
+    })?
     .map_err(err)?;
-    if let Some(e) = cb_err {
-        return Err(e);
-    }
     Ok(report.to_string())
 }
 
+/// Write a synthetic trace (JSON summary). Refused before writing when the estimated size
+/// exceeds the free space; written atomically; Ctrl-C stops it and removes the partial file.
+/// `progress(done, total)` is called every 10,000 packets.
 #[pyfunction]
-#[pyo3(signature = (path, n, seed, app, pcapng=false))]
-fn write_synthetic(path: &str, n: u64, seed: u64, app: &str, pcapng: bool) -> PyResult<String> {
-    Ok(run::write_synthetic(path, n, seed, app, pcapng)
-        .map_err(err)?
-        .to_string())
+#[pyo3(signature = (path, n=None, seed=None, app=None, pcapng=false, progress=None))]
+fn write_synthetic(
+    py: Python<'_>,
+    path: &str,
+    n: Option<u64>,
+    seed: Option<u64>,
+    app: Option<String>,
+    pcapng: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let path = path.to_string();
+    let app = app.unwrap_or_else(|| "router".into());
+    let seed = seed.unwrap_or(DEFAULT_SEED);
+    let n = n.unwrap_or(run::DEFAULT_SYNTHETIC_PACKETS);
+    let out = run_cancellable(py, move || {
+        let mut tick = |done: u64, total: u64| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (done, total)) {
+                        e.print(py);
+                    }
+                });
+            }
+        };
+        run::write_synthetic_with(
+            &path,
+            n,
+            seed,
+            &app,
+            pcapng,
+            run::WriteOptions {
+                free_space: &run::free_space,
+                tick: &mut tick,
+            },
+        )
+    })?
+    .map_err(err)?;
+    Ok(out.to_string())
 }
 
 /// Iterator over the per-packet traces of a functional run.
@@ -94,9 +156,18 @@ struct TraceStream {
 #[pymethods]
 impl TraceStream {
     #[new]
-    #[pyo3(signature = (app, trace=None, synthetic=None, seed=1))]
-    fn new(app: &str, trace: Option<String>, synthetic: Option<u64>, seed: u64) -> PyResult<Self> {
-        let source = run::Source::from_args(trace.as_deref(), synthetic, seed);
+    #[pyo3(signature = (app, trace=None, synthetic=None, seed=None, input_port=None))]
+    fn new(
+        app: &str,
+        trace: Option<String>,
+        synthetic: Option<u64>,
+        seed: Option<u64>,
+        input_port: Option<String>,
+    ) -> PyResult<Self> {
+        let source = source_of(trace, synthetic, seed, input_port)?;
+        // A stale request from an earlier interrupted call must not stop this stream; Ctrl-C
+        // during iteration reaches Python between packets.
+        pktflow_model::cancel::reset();
         Ok(TraceStream {
             run: run::Run::start(app, &source, &PathBuf::from(".")).map_err(err)?,
         })

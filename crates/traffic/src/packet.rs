@@ -35,6 +35,9 @@ pub struct Annotations {
     pub timestamp_ns: u64,
     /// Input interface the packet came from (FromDump/FromDevice number), if known.
     pub input_port: u8,
+    /// Length of the packet on the wire when it arrived, if longer than its bytes (a capture
+    /// truncated by its snap length); 0 means "the packet's own length".
+    pub wire_len: u32,
 }
 
 thread_local! {

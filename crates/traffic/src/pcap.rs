@@ -50,13 +50,28 @@ pub struct TracePacket {
 }
 
 impl TracePacket {
+    /// The capture kept fewer bytes than the packet had on the wire (snap length).
+    pub fn is_truncated(&self) -> bool {
+        (self.data.len() as u64) < self.orig_len as u64
+    }
+
+    /// Bytes on the wire: the original length, or the captured bytes if a writer recorded less.
+    pub fn wire_len(&self) -> u32 {
+        self.orig_len
+            .max(u32::try_from(self.data.len()).unwrap_or(u32::MAX))
+    }
+
     /// A packet for the functional run: a copy of the bytes with the timestamp and input
     /// port annotations set (interfaces above 255 saturate at 255, since the annotation is a
-    /// byte, as in Click) and the trace position `id`.
+    /// byte, as in Click), the wire length of a truncated capture (`orig_len` when it exceeds
+    /// the captured bytes) and the trace position `id`.
     pub fn to_packet(&self, id: u64) -> Packet {
         let mut p = Packet::from_bytes(&self.data);
         p.anno.timestamp_ns = self.timestamp_ns;
         p.anno.input_port = u8::try_from(self.iface).unwrap_or(u8::MAX);
+        if self.is_truncated() {
+            p.anno.wire_len = self.orig_len;
+        }
         p.id = id;
         p
     }
@@ -706,6 +721,37 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Mutating bytes of a valid file (headers, lengths, data) and cutting its tail never
+        /// panics; errors name the file and a byte offset within it.
+        #[test]
+        fn mutated_valid_file_never_panics(muts in proptest::collection::vec((0usize..400, any::<u8>()), 1..4),
+                                           cut in 0usize..300, be in any::<bool>()) {
+            let mut b = write_mem(PcapOptions { big_endian: be, ..Default::default() },
+                                  &[pkt(1, 60, 60), pkt(2, 100, 1500), pkt(3, 30, 30)]);
+            for (pos, val) in muts {
+                let p = pos % b.len();
+                b[p] = val;
+            }
+            b.truncate(b.len() - cut.min(b.len()));
+            let len = b.len() as u64;
+            match PcapReader::from_reader(&b[..], "fuzz.pcap") {
+                Ok(r) => {
+                    for x in r {
+                        if let Err(e) = x {
+                            let m = e.to_string();
+                            prop_assert!(m.starts_with("fuzz.pcap: ") && !m.contains('\n'), "{}", m);
+                            if let TrafficError::Format { offset, .. } = e {
+                                prop_assert!(offset <= len);
+                            }
+                        }
+                    }
+                }
+                Err(e) => prop_assert!(e.to_string().starts_with("fuzz.pcap: ")),
+            }
+        }
+
         #[test]
         fn arbitrary_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..600)) {
             if let Ok(r) = PcapReader::from_reader(&b[..], "fuzz") {

@@ -11,6 +11,10 @@
 //! timestamps (default false, microseconds, as Click). The timestamp is the packet's
 //! timestamp annotation. USE_ENCAP_FROM and EXTRA_LENGTH are not supported.
 //! A write error is reported by `Router::finish`; packets after it are still counted out.
+//! The file is written atomically: packets go to a hidden temporary file beside FILENAME
+//! (`.NAME.PID-K.partial`), renamed onto FILENAME by a successful `finish()`; a run that fails,
+//! is interrupted or is dropped without `finish()` removes the temporary file, so FILENAME is
+//! either this run's complete output or left as it was.
 //!
 //! Costs: 20 instructions; 12 B meta-data read (timestamp, length); the copy of the packet
 //! bytes written (a packet-data read of the captured length) plus 1 instruction per 4 bytes.
@@ -34,6 +38,8 @@ pub const CLASS: ClassInfo = ClassInfo {
 
 struct ToDump {
     path: PathBuf,
+    /// Where packets are written until `finish()` renames it onto `path`.
+    tmp: PathBuf,
     opts: PcapOptions,
     writer: Option<PcapWriter<BufWriter<File>>>,
     rec: TracePacket,
@@ -93,8 +99,10 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     }
     a.keyword("UNBUFFERED");
     a.finish()?;
+    let path = env.resolve_output(&file);
     Ok(Box::new(ToDump {
-        path: env.resolve_output(&file),
+        tmp: temp_beside(&path),
+        path,
         opts: PcapOptions {
             linktype,
             nanosecond,
@@ -114,10 +122,28 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     }))
 }
 
+impl Drop for ToDump {
+    /// A run that ends without `finish()` (an error elsewhere, Ctrl-C) leaves no partial file.
+    fn drop(&mut self) {
+        self.writer = None;
+        let _ = std::fs::remove_file(&self.tmp);
+    }
+}
+
+fn temp_beside(path: &std::path::Path) -> PathBuf {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "ToDump".into());
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    path.with_file_name(format!(".{name}.{}-{k}.partial", std::process::id()))
+}
+
 impl ToDump {
     fn open(&mut self) {
         if self.writer.is_none() && self.error.is_none() && !self.finished {
-            match PcapWriter::create_with(&self.path, self.opts) {
+            match PcapWriter::create_with(&self.tmp, self.opts) {
                 Ok(w) => self.writer = Some(w),
                 Err(e) => self.error = Some(e.to_string()),
             }
@@ -159,8 +185,16 @@ impl Element for ToDump {
                 self.error = Some(e.to_string());
             }
         }
+        if self.error.is_none() {
+            if let Err(e) = std::fs::rename(&self.tmp, &self.path) {
+                self.error = Some(format!("{}: {e}", self.path.display()));
+            }
+        }
         match &self.error {
-            Some(e) => Err(e.clone()),
+            Some(e) => {
+                let _ = std::fs::remove_file(&self.tmp);
+                Err(e.clone())
+            }
             None => Ok(()),
         }
     }
