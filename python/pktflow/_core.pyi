@@ -40,19 +40,37 @@ def profile(
     app: str,
     trace: Optional[str] = None,
     synthetic: Optional[int] = None,
-    seed: int = 1,
+    seed: Optional[int] = None,
     out_dir: Optional[str] = None,
     progress: Optional[Callable[[int], Any]] = None,
+    input_port: Optional[str] = None,
 ) -> str:
-    """Functional run and profile as JSON; ``progress(packets_done)`` is called periodically."""
+    """Functional run and profile as JSON; ``progress(packets_done)`` is called periodically.
+    ``input_port``: ``auto``, ``round-robin``, ``by-dst-mac``, ``by-subnet`` or an interface number
+    (which input interface each packet of a trace file enters; see docs/profile.md)."""
 
-def write_synthetic(path: str, n: int, seed: int, app: str, pcapng: bool = False) -> str:
-    """Write a seeded synthetic trace; returns a JSON summary."""
+def write_synthetic(
+    path: str,
+    n: Optional[int] = None,
+    seed: Optional[int] = None,
+    app: Optional[str] = None,
+    pcapng: bool = False,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> str:
+    """Write a seeded synthetic trace atomically (refused when it would not fit on the disk);
+    returns a JSON summary. ``progress(packets_written, packets_total)``."""
 
 class TraceStream(Iterator[dict[str, Any]]):
     """Per-packet traces of a functional run, streamed (bounded memory)."""
 
-    def __init__(self, app: str, trace: Optional[str] = None, synthetic: Optional[int] = None, seed: int = 1) -> None: ...
+    def __init__(
+        self,
+        app: str,
+        trace: Optional[str] = None,
+        synthetic: Optional[int] = None,
+        seed: Optional[int] = None,
+        input_port: Optional[str] = None,
+    ) -> None: ...
     def __iter__(self) -> "TraceStream": ...
     def __next__(self) -> dict[str, Any]: ...
 
