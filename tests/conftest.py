@@ -11,7 +11,7 @@ import pytest
 
 def run_cli(*args: str, check: bool = True) -> subprocess.CompletedProcess:
     """Run ``pktflow ARGS`` as a user would (a subprocess), capturing output."""
-    p = subprocess.run([sys.executable, "-m", "pktflow.cli", *args], capture_output=True, text=True, timeout=300)
+    p = subprocess.run([sys.executable, "-m", "pktflow", *args], capture_output=True, text=True, timeout=300)
     if check and p.returncode != 0:
         raise AssertionError(f"pktflow {' '.join(args)} failed ({p.returncode}):\n{p.stderr}")
     return p

@@ -186,6 +186,6 @@ def test_usage_errors_exit_2_without_traceback_whatever_click_typer_uses():
     import sys
 
     for argv in (["maxrate", "--nonsense"], ["noc", "--rates", "x"], ["map", "mpls", "--mapper", "nope"]):
-        r = subprocess.run([sys.executable, "-m", "pktflow.cli", *argv], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "pktflow", *argv], capture_output=True, text=True)
         assert r.returncode == 2, (argv, r.stderr)
         assert "Traceback" not in r.stderr and "error" in r.stderr.lower(), r.stderr

@@ -206,7 +206,7 @@ def test_help_has_no_paper_file_names_and_every_option_explained():
 def _interrupt(argv: list[str], after: float = 2.0) -> subprocess.CompletedProcess:
     env = {**os.environ, "PKTFLOW_PROGRESS_SECONDS": "0.2"}
     p = subprocess.Popen(
-        [sys.executable, "-m", "pktflow.cli", *argv],
+        [sys.executable, "-m", "pktflow", *argv],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

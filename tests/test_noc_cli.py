@@ -29,12 +29,12 @@ def run(argv, capsys):
 
 
 def one_error_line(err: str) -> str:
-    """The one error line: ``error: ...`` from the core, or click's usage error (its ``Usage`` and
-    ``Try`` lines come with one ``Error: ...`` line)."""
+    """The one error line: ``error: ...`` (usage errors too: the CLI folds click's three-line
+    usage message into one)."""
     assert "Traceback" not in err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.lower().startswith("error")]
-    assert len(errors) == 1 and (len(lines) == 1 or lines[0].startswith("Usage:")), err
+    assert len(errors) == 1 and len(lines) == 1, err
     return errors[0]
 
 

@@ -199,7 +199,7 @@ def test_model_options_reach_the_simulator_and_bad_values_are_clear_errors():
         ("--destinations", "nowhere", "'nowhere' is not one of 'zipf'"),
     ):
         r = subprocess.run(
-            [sys.executable, "-m", "pktflow.cli", "maxrate", opt, val, "--packets", "300", "--pes", "4"],
+            [sys.executable, "-m", "pktflow", "maxrate", opt, val, "--packets", "300", "--pes", "4"],
             capture_output=True,
             text=True,
         )
@@ -213,7 +213,7 @@ def test_recorded_arrivals_replay_a_pcap_at_its_timestamps(tmp_path):
 
     pcap = tmp_path / "t.pcap"
     subprocess.run(
-        [sys.executable, "-m", "pktflow.cli", "gen-trace", str(pcap), "-n", "600", "--app", "router"],
+        [sys.executable, "-m", "pktflow", "gen-trace", str(pcap), "-n", "600", "--app", "router"],
         check=True,
         capture_output=True,
     )

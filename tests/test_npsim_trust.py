@@ -39,7 +39,7 @@ def run_proc(*argv: str, env: dict | None = None, timeout: float = 300) -> subpr
     e = dict(os.environ)
     e.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "pktflow.cli", *argv], capture_output=True, text=True, timeout=timeout, env=e
+        [sys.executable, "-m", "pktflow", *argv], capture_output=True, text=True, timeout=timeout, env=e
     )
 
 
@@ -158,7 +158,7 @@ def test_explore_help_defines_the_idealization_letters():
 )
 def test_ctrl_c_stops_promptly_with_one_line(argv):
     p = subprocess.Popen(
-        [sys.executable, "-m", "pktflow.cli", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, "-m", "pktflow", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     time.sleep(1.5)
     p.send_signal(signal.SIGINT)

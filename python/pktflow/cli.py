@@ -99,9 +99,19 @@ def main(argv: Optional[list[str]] = None) -> None:
         sys.exit(0)
     except Exception as e:
         if _is_usage_error(e):
-            e.show()
-            sys.exit(getattr(e, "exit_code", 2))
+            _stop(getattr(e, "exit_code", 2), _usage_line(e))
         raise
+
+
+def _usage_line(e: BaseException) -> str:
+    """One line for a click usage error: the command, what is wrong, where help is.
+    (Click itself prints three: the usage synopsis, a 'Try --help' hint and the error.)"""
+    fmt = getattr(e, "format_message", None)
+    msg = fmt() if callable(fmt) else str(e)
+    msg = " ".join(str(msg).split())
+    ctx = getattr(e, "ctx", None)
+    path = getattr(ctx, "command_path", None) or "pktflow"
+    return f"error: {path}: {msg} (see '{path} --help')"
 
 
 if __name__ == "__main__":
