@@ -1,9 +1,11 @@
 //! Maximum sustainable rate (seed 000 section 4): "we derive this rate by finding, through a
 //! bisection search, the smallest effective packet inter-arrival time where the packet
-//! inter-departure time is equivalent (i.e., the NP can keep up)". The criterion is
-//! [`SimReport::keeps_up`]: departures match arrivals within a tolerance and the packets in
-//! flight do not grow; optionally no drop in the window (seed 004).
+//! inter-departure time is equivalent (i.e., the NP can keep up)". The search itself is the
+//! evaluation harness's ([`pktflow_harness::search`]), shared with every engine; this module
+//! keeps the simulator's settings (`search.*` of the requests) and says how a [`SimReport`]
+//! is measured.
 use crate::stats::SimReport;
+use pktflow_harness::{Criterion, Measured, SearchConfig, Window};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,38 +67,48 @@ impl Default for MaxRateConfig {
     }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct Probe {
-    pub inter_arrival_cycles: f64,
-    pub keeps_up: bool,
-    pub departures: u64,
-    pub arrivals: u64,
-    pub in_flight_growth: i64,
-    pub np_drops: u64,
+impl MaxRateConfig {
+    /// The harness's search settings.
+    pub fn search(&self) -> SearchConfig {
+        SearchConfig {
+            tolerance: self.tolerance,
+            precision: self.precision,
+            criterion: if self.zero_drop {
+                Criterion::ZeroDrop
+            } else {
+                Criterion::KeepUp
+            },
+            confidence_runs: 1,
+            max_probes: self.max_runs,
+            start_cycles: self.start_cycles,
+        }
+    }
 }
 
-/// The bisection's final bracket.
-#[derive(Clone, Debug, Serialize)]
-pub struct Bracket {
-    /// [largest failing, smallest sustainable] inter-arrival time, cycles.
-    pub inter_arrival_cycles: [f64; 2],
-    /// [sustainable, failing] rates, packets per second.
-    pub packets_per_second: [f64; 2],
+impl Measured for SimReport {
+    fn window(&self) -> Window {
+        let w = &self.window;
+        Window {
+            arrivals: w.arrivals,
+            departures: w.departures,
+            drops: w.sim_drops,
+            in_flight_at_start: w.in_flight_at_start,
+            in_flight_at_end: w.in_flight_at_end,
+        }
+    }
+    fn clock_hz(&self) -> f64 {
+        self.pe_frequency_mhz as f64 * 1e6
+    }
+    fn mean_wire_bytes(&self) -> f64 {
+        self.mean_wire_bytes
+    }
+    fn invariant_violation(&self) -> Option<String> {
+        self.invariant_violations.first().cloned()
+    }
 }
 
-#[derive(Clone, Debug, Serialize)]
-pub struct MaxRate {
-    /// Smallest inter-arrival time found sustainable, cycles.
-    pub inter_arrival_cycles: f64,
-    pub packets_per_second: f64,
-    /// At the trace's mean wire size.
-    pub gbps: f64,
-    pub bracket: Bracket,
-    pub mean_wire_bytes: f64,
-    pub probes: Vec<Probe>,
-    /// The run at the sustainable end of the bracket.
-    pub report: SimReport,
-}
+/// The search's result, with the run at the sustainable end of the bracket.
+pub type MaxRate = pktflow_harness::MaxRate<SimReport>;
 
 /// Bisection over the inter-arrival time; `run(ia)` simulates at inter-arrival `ia` cycles.
 pub fn max_rate(
@@ -104,16 +116,6 @@ pub fn max_rate(
     cfg: &MaxRateConfig,
 ) -> Result<MaxRate, String> {
     max_rate_with(run, cfg, &mut |_, _, _| {})
-}
-
-/// Simulations a bisection still needs to shrink a bracket of relative width `width` below
-/// `precision`.
-fn halvings(width: f64, precision: f64) -> usize {
-    if width <= precision {
-        0
-    } else {
-        (width / precision).log2().ceil().max(0.0) as usize
-    }
 }
 
 /// [`max_rate`] calling `progress(done, estimated_total, inter_arrival)` before each
@@ -124,104 +126,25 @@ pub fn max_rate_with(
     progress: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<MaxRate, String> {
     cfg.validate()?;
-    let mut probes = Vec::new();
-    let mut runs = 0u32;
-    let mut probe = |ia: f64,
-                     left: usize,
-                     probes: &mut Vec<Probe>|
-     -> Result<(bool, SimReport), String> {
-        pktflow_model::cancel::check().map_err(|e| e.to_string())?;
-        progress(probes.len(), probes.len() + left, ia);
-        runs += 1;
-        if runs > cfg.max_runs {
-            return Err(format!(
-                "no bracket within {} simulations (last tried {ia:.3} cycles)",
-                cfg.max_runs
-            ));
-        }
-        let r = run(ia)?;
-        if r.window.arrivals == 0 {
-            return Err(
-                "the measurement window is empty: simulate more packets than the warm-up".into(),
-            );
-        }
-        if let Some(v) = r.invariant_violations.first() {
-            return Err(format!("simulator invariant violated: {v}"));
-        }
-        let ok = r.keeps_up(cfg.tolerance, cfg.zero_drop);
-        probes.push(Probe {
-            inter_arrival_cycles: ia,
-            keeps_up: ok,
-            departures: r.window.departures,
-            arrivals: r.window.arrivals,
-            in_flight_growth: r.window.in_flight_at_end as i64 - r.window.in_flight_at_start as i64,
-            np_drops: r.window.sim_drops,
-        });
-        Ok((ok, r))
-    };
-    let mut x = cfg.start_cycles;
-    // Before a bracket: this probe, one more to bracket, then the halvings of a factor-2 bracket.
-    let unbracketed = 2 + halvings(0.5, cfg.precision);
-    let (ok, r) = probe(x, unbracketed, &mut probes)?;
-    let (mut lo, mut hi, mut best);
-    if ok {
-        best = r;
-        hi = x;
-        loop {
-            x /= 2.0;
-            if x < 1e-3 {
-                return Err("the NP keeps up at any rate (the workload takes no time)".into());
-            }
-            let (ok, r) = probe(x, unbracketed - 1, &mut probes)?;
-            if ok {
-                hi = x;
-                best = r;
-            } else {
-                lo = x;
-                break;
-            }
-        }
-    } else {
-        lo = x;
-        loop {
-            x *= 2.0;
-            if x > crate::config::MAX_INTER_ARRIVAL_CYCLES {
-                return Err(format!(
-                    "the NP keeps up at no rate: it falls behind even with {:e} cycles between packets",
-                    x / 2.0
-                ));
-            }
-            let (ok, r) = probe(x, unbracketed - 1, &mut probes)?;
-            if ok {
-                hi = x;
-                best = r;
-                break;
-            }
-            lo = x;
-        }
+    pktflow_harness::max_rate_with(|ia, _rep| run(ia), &cfg.search(), progress)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_map_onto_the_harness() {
+        let c = MaxRateConfig {
+            zero_drop: true,
+            max_runs: 7,
+            ..MaxRateConfig::default()
+        };
+        let s = c.search();
+        assert_eq!(s.criterion, Criterion::ZeroDrop);
+        assert_eq!(s.max_probes, 7);
+        assert_eq!(s.tolerance, c.tolerance);
+        assert!(s.validate().is_ok());
+        assert_eq!(MaxRateConfig::default().search().criterion, Criterion::KeepUp);
     }
-    while (hi - lo) / hi > cfg.precision {
-        let mid = 0.5 * (lo + hi);
-        let (ok, r) = probe(mid, halvings((hi - lo) / hi, cfg.precision), &mut probes)?;
-        if ok {
-            hi = mid;
-            best = r;
-        } else {
-            lo = mid;
-        }
-    }
-    let hz = best.pe_frequency_mhz as f64 * 1e6;
-    let pps = hz / hi;
-    Ok(MaxRate {
-        inter_arrival_cycles: hi,
-        packets_per_second: pps,
-        gbps: pps * best.mean_wire_bytes * 8.0 / 1e9,
-        bracket: Bracket {
-            inter_arrival_cycles: [lo, hi],
-            packets_per_second: [pps, hz / lo],
-        },
-        mean_wire_bytes: best.mean_wire_bytes,
-        probes,
-        report: best,
-    })
 }

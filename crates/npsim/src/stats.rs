@@ -217,15 +217,9 @@ impl SimReport {
     /// flight did not grow by more than `tolerance` of the arrivals, and, with `zero_drop`
     /// (seed 004's criterion), the NP dropped nothing in the window.
     pub fn keeps_up(&self, tolerance: f64, zero_drop: bool) -> bool {
-        let w = &self.window;
-        if w.arrivals == 0 {
-            return false;
-        }
-        let a = w.arrivals as f64;
-        let dep_ok = w.departures as f64 >= a * (1.0 - tolerance);
-        let growth = w.in_flight_at_end as f64 - w.in_flight_at_start as f64;
-        let growth_ok = growth <= a * tolerance;
-        dep_ok && growth_ok && (!zero_drop || w.sim_drops == 0)
+        use pktflow_harness::Measured;
+        let w = self.window();
+        w.keeps_up(tolerance) && (!zero_drop || w.drops == 0)
     }
 }
 
