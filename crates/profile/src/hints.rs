@@ -168,7 +168,10 @@ impl TrafficHints {
             gateways,
             inside_only: translator,
             dst_weighting: None,
-            thesis: g.elements.iter().find_map(|e| pktflow_traffic::thesis::Workload::for_element_class(&e.class)),
+            thesis: g
+                .elements
+                .iter()
+                .find_map(|e| pktflow_traffic::thesis::Workload::for_element_class(&e.class)),
         })
     }
 

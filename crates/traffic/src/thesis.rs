@@ -72,7 +72,9 @@ impl Workload {
 pub fn generate(w: Workload, packets: u64, seed: u64) -> Box<dyn Iterator<Item = TracePacket>> {
     let r = ChaCha8Rng::seed_from_u64(seed ^ 0x7e5e_5eed);
     match w {
-        Workload::Classifier | Workload::Nat => Box::new(Tcp::new(r, w == Workload::Nat).take(packets as usize)),
+        Workload::Classifier | Workload::Nat => {
+            Box::new(Tcp::new(r, w == Workload::Nat).take(packets as usize))
+        }
         Workload::Udhcp => Box::new(Dhcp::new(r).take(packets as usize)),
         Workload::Intruder => Box::new(Intruder::new(r).take(packets as usize)),
         Workload::Echo => Box::new((0..packets).map(|i| TracePacket {
@@ -91,7 +93,14 @@ fn host_mac(id: u32) -> [u8; 6] {
     [0x02, 0x00, b[0], b[1], b[2], b[3]]
 }
 
-fn ip_frame(dmac: [u8; 6], smac: [u8; 6], src: [u8; 4], dst: [u8; 4], proto: u8, l4: &[u8]) -> Vec<u8> {
+fn ip_frame(
+    dmac: [u8; 6],
+    smac: [u8; 6],
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    l4: &[u8],
+) -> Vec<u8> {
     let mut f = Vec::with_capacity(34 + l4.len());
     f.extend_from_slice(&dmac);
     f.extend_from_slice(&smac);
@@ -124,7 +133,14 @@ fn echo_frame() -> Vec<u8> {
     icmp.resize(64 - 34, 0xa5);
     let c = crate::ip_checksum(&icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
-    ip_frame(ROUTER_MAC, host_mac(1), [10, 0, 0, 2], [10, 0, 0, 1], 1, &icmp)
+    ip_frame(
+        ROUTER_MAC,
+        host_mac(1),
+        [10, 0, 0, 2],
+        [10, 0, 0, 1],
+        1,
+        &icmp,
+    )
 }
 
 // ---- TCP flows (Classifier, NAT) ----
@@ -151,7 +167,12 @@ const HTTP_REPLY: &[u8] = b"HTTP/1.1 200 OK\r\nServer: Apache/2.2.3\r\nDate: Mon
 impl Tcp {
     fn new(mut r: ChaCha8Rng, nat: bool) -> Tcp {
         let flows = (0..256).map(|_| Self::flow(&mut r)).collect();
-        Tcp { r, flows, nat, t: 0 }
+        Tcp {
+            r,
+            flows,
+            nat,
+            t: 0,
+        }
     }
     fn flow(r: &mut ChaCha8Rng) -> Flow {
         let http = r.gen_bool(0.4);
@@ -161,7 +182,11 @@ impl Tcp {
             cport: r.gen_range(1024..65535),
             sport: if http { 80 } else { r.gen_range(1..65535) },
             seq: r.gen(),
-            http: if http { HTTP_REPLY.to_vec() } else { Vec::new() },
+            http: if http {
+                HTTP_REPLY.to_vec()
+            } else {
+                Vec::new()
+            },
             left: 1 + (r.gen::<f64>().ln() / (1.0f64 - 1.0 / 20.0).ln()) as u32,
         }
     }
@@ -199,7 +224,14 @@ impl Iterator for Tcp {
         if f.left == 0 {
             self.flows[i] = Self::flow(&mut self.r);
         }
-        let data = ip_frame(ROUTER_MAC, host_mac(u32::from_be_bytes(src)), src, dst, 6, &l4_fixed(src, dst, 6, seg));
+        let data = ip_frame(
+            ROUTER_MAC,
+            host_mac(u32::from_be_bytes(src)),
+            src,
+            dst,
+            6,
+            &l4_fixed(src, dst, 6, seg),
+        );
         self.t += 20_000;
         Some(TracePacket {
             timestamp_ns: self.t - 20_000,
@@ -230,7 +262,12 @@ pub const DHCP_SERVER: [u8; 4] = [10, 0, 0, 1];
 
 impl Dhcp {
     fn new(r: ChaCha8Rng) -> Dhcp {
-        Dhcp { r, seen: Vec::new(), t: 0, xid: 0 }
+        Dhcp {
+            r,
+            seen: Vec::new(),
+            t: 0,
+            xid: 0,
+        }
     }
     fn frame(&mut self, host: u32, kind: u8, opts: &[u8]) -> Vec<u8> {
         self.xid = self.xid.wrapping_add(1);
@@ -260,7 +297,14 @@ impl Iterator for Dhcp {
     fn next(&mut self) -> Option<TracePacket> {
         let now = self.t;
         self.t += 10_000_000;
-        let sid = [54, 4, DHCP_SERVER[0], DHCP_SERVER[1], DHCP_SERVER[2], DHCP_SERVER[3]];
+        let sid = [
+            54,
+            4,
+            DHCP_SERVER[0],
+            DHCP_SERVER[1],
+            DHCP_SERVER[2],
+            DHCP_SERVER[3],
+        ];
         let data = if !self.seen.is_empty() && self.r.gen_bool(0.5) {
             let k = self.r.gen_range(0..self.seen.len());
             let (host, st) = self.seen[k];
@@ -296,7 +340,12 @@ impl Iterator for Dhcp {
                 }
             }
         };
-        Some(TracePacket { timestamp_ns: now, iface: 0, orig_len: data.len() as u32, data })
+        Some(TracePacket {
+            timestamp_ns: now,
+            iface: 0,
+            orig_len: data.len() as u32,
+            data,
+        })
     }
 }
 
@@ -311,7 +360,12 @@ struct Intruder {
 
 impl Intruder {
     fn new(r: ChaCha8Rng) -> Intruder {
-        Intruder { r, window: Vec::new(), msg_no: vec![0; 256], t: 0 }
+        Intruder {
+            r,
+            window: Vec::new(),
+            msg_no: vec![0; 256],
+            t: 0,
+        }
     }
     fn message(&mut self) {
         let flow = self.r.gen_range(0..256u32);
@@ -322,7 +376,11 @@ impl Intruder {
         let mut m: Vec<u8> = (0..len)
             .map(|_| {
                 let c = self.r.gen_range(0..27u8);
-                if c == 26 { b' ' } else { b'a' + c }
+                if c == 26 {
+                    b' '
+                } else {
+                    b'a' + c
+                }
             })
             .collect();
         if attack {
@@ -333,7 +391,9 @@ impl Intruder {
             m.splice(at..at, w.iter().copied());
         }
         let nfrag = self.r.gen_range(1..=4usize).min(m.len());
-        let mut cuts: Vec<usize> = (0..nfrag - 1).map(|_| self.r.gen_range(1..m.len())).collect();
+        let mut cuts: Vec<usize> = (0..nfrag - 1)
+            .map(|_| self.r.gen_range(1..m.len()))
+            .collect();
         cuts.sort_unstable();
         cuts.dedup();
         let mut bounds = vec![0];
@@ -348,7 +408,14 @@ impl Intruder {
             p.extend_from_slice(&(m.len() as u16).to_be_bytes());
             p.extend_from_slice(&(bounds[i] as u16).to_be_bytes());
             p.extend_from_slice(&m[bounds[i]..bounds[i + 1]]);
-            self.window.push(ip_frame(ROUTER_MAC, host_mac(flow), src, [10, 0, 0, 1], 253, &p));
+            self.window.push(ip_frame(
+                ROUTER_MAC,
+                host_mac(flow),
+                src,
+                [10, 0, 0, 1],
+                253,
+                &p,
+            ));
         }
     }
 }
@@ -362,7 +429,12 @@ impl Iterator for Intruder {
         let k = self.r.gen_range(0..self.window.len());
         let data = self.window.swap_remove(k);
         self.t += 10_000;
-        Some(TracePacket { timestamp_ns: self.t - 10_000, iface: 0, orig_len: data.len() as u32, data })
+        Some(TracePacket {
+            timestamp_ns: self.t - 10_000,
+            iface: 0,
+            orig_len: data.len() as u32,
+            data,
+        })
     }
 }
 
@@ -372,7 +444,13 @@ mod tests {
 
     #[test]
     fn deterministic_per_seed_and_well_formed() {
-        for w in [Workload::Classifier, Workload::Nat, Workload::Udhcp, Workload::Intruder, Workload::Echo] {
+        for w in [
+            Workload::Classifier,
+            Workload::Nat,
+            Workload::Udhcp,
+            Workload::Intruder,
+            Workload::Echo,
+        ] {
             let a: Vec<_> = generate(w, 300, 5).collect();
             let b: Vec<_> = generate(w, 300, 5).collect();
             assert_eq!(a, b);
@@ -383,7 +461,12 @@ mod tests {
                 if proto == 6 || proto == 17 {
                     let src = p.data[26..30].try_into().unwrap();
                     let dst = p.data[30..34].try_into().unwrap();
-                    assert!(crate::checksum::l4_checksum_ok(src, dst, proto, &p.data[34..]));
+                    assert!(crate::checksum::l4_checksum_ok(
+                        src,
+                        dst,
+                        proto,
+                        &p.data[34..]
+                    ));
                 }
             }
         }
@@ -399,13 +482,18 @@ mod tests {
             let len = u16::from_be_bytes([h[8], h[9]]);
             assert!((1..=128).contains(&len) && (1..=4).contains(&h[7]));
             assert!(u32::from_be_bytes([h[0], h[1], h[2], h[3]]) < 256);
-            frags.entry((h[0..6].to_vec(), h[7])).or_insert_with(Vec::new).push(h[12..].to_vec());
+            frags
+                .entry((h[0..6].to_vec(), h[7]))
+                .or_insert_with(Vec::new)
+                .push(h[12..].to_vec());
         }
         let attacks = frags
             .values()
             .filter(|v| {
                 let all: Vec<u8> = v.concat();
-                INTRUDER_DICTIONARY.iter().any(|w| all.windows(w.len()).any(|x| x == w.as_bytes()))
+                INTRUDER_DICTIONARY
+                    .iter()
+                    .any(|w| all.windows(w.len()).any(|x| x == w.as_bytes()))
             })
             .count();
         let share = attacks as f64 / frags.len() as f64;

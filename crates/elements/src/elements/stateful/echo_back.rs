@@ -21,7 +21,8 @@ use pktflow_traffic::Packet;
 
 pub const CLASS: ClassInfo = ClassInfo {
     name: "EchoBack",
-    summary: "return each frame with Ethernet and IP source and destination swapped (the thesis's echo)",
+    summary:
+        "return each frame with Ethernet and IP source and destination swapped (the thesis's echo)",
     make,
 };
 

@@ -152,7 +152,10 @@ impl<R: Default> FlowTable<R> {
             cur = next;
         }
         let slot = match found {
-            Some(s) => Found { slot: s, new: false },
+            Some(s) => Found {
+                slot: s,
+                new: false,
+            },
             None => {
                 cx.dynamic_state(Read, OBJ_FREE, 0, 4);
                 let slot = match (insert, self.free.pop()) {
@@ -264,7 +267,10 @@ mod tests {
         assert_eq!(freed, 2);
         // The flow lock is taken before the table lock is released.
         let acc = &cx.trace().accesses;
-        let first_flow_lock = acc.iter().position(|a| a.object == OBJ_FLOW_LOCKS as u32).unwrap();
+        let first_flow_lock = acc
+            .iter()
+            .position(|a| a.object == OBJ_FLOW_LOCKS as u32)
+            .unwrap();
         let table_unlock = acc
             .iter()
             .enumerate()

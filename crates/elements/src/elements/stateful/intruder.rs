@@ -106,11 +106,20 @@ fn parse_frag(d: &[u8]) -> Result<(Frag, std::ops::Range<usize>), &'static str> 
 fn dictionary(config: &str, class: &str, keys: &[&str]) -> Result<(Args, Vec<Vec<u8>>), String> {
     let mut a = Args::parse(class, config, keys);
     let dict: Vec<Vec<u8>> = match a.keyword("DICT") {
-        Some(d) => unquote(&d).split_whitespace().map(|w| w.as_bytes().to_vec()).collect(),
-        None => INTRUDER_DICTIONARY.iter().map(|w| w.as_bytes().to_vec()).collect(),
+        Some(d) => unquote(&d)
+            .split_whitespace()
+            .map(|w| w.as_bytes().to_vec())
+            .collect(),
+        None => INTRUDER_DICTIONARY
+            .iter()
+            .map(|w| w.as_bytes().to_vec())
+            .collect(),
     };
     if dict.is_empty() || dict.len() > 10_000 {
-        return Err(format!("{class}: DICT must hold 1 to 10000 words, got {}", dict.len()));
+        return Err(format!(
+            "{class}: DICT must hold 1 to 10000 words, got {}",
+            dict.len()
+        ));
     }
     Ok((a, dict))
 }
@@ -288,7 +297,10 @@ impl Element for Intruder {
             }
         }
         if let Some(pd) = self.map.get(&key) {
-            if pd.count != f.count || pd.len != f.len as usize || pd.frags.iter().any(|x| x.0 == f.index) {
+            if pd.count != f.count
+                || pd.len != f.len as usize
+                || pd.frags.iter().any(|x| x.0 == f.index)
+            {
                 unlock(cx, OBJ_DECODER_LOCK, 0);
                 cx.drop_packet(p, "inconsistent or duplicate fragment");
                 return;
@@ -316,14 +328,19 @@ impl Element for Intruder {
         cx.read_pkt(n as u32);
         let pd = self.map.get_mut(&key).expect("inserted");
         // Insert in index order: walk the list.
-        let at = pd.frags.iter().position(|x| x.0 > f.index).unwrap_or(pd.frags.len());
+        let at = pd
+            .frags
+            .iter()
+            .position(|x| x.0 > f.index)
+            .unwrap_or(pd.frags.len());
         for x in &pd.frags[..at] {
             cx.instr(6);
             cx.dynamic_state(Read, OBJ_HEAP, x.1, 8);
         }
         cx.dynamic_state(Write, OBJ_HEAP, elem, 16);
         cx.dynamic_state(Write, OBJ_HEAP, pd.node + 8, 4);
-        pd.frags.insert(at, (f.index, elem, copy_at, n, f.offset as usize, p));
+        pd.frags
+            .insert(at, (f.index, elem, copy_at, n, f.offset as usize, p));
         if pd.frags.len() < pd.count as usize {
             unlock(cx, OBJ_DECODER_LOCK, 0);
             return;
@@ -424,7 +441,10 @@ impl Element for Intruder2 {
         Ports::push(1, 2)
     }
     fn held(&self) -> usize {
-        self.slots.iter().map(|s| s.pkts.iter().flatten().count()).sum()
+        self.slots
+            .iter()
+            .map(|s| s.pkts.iter().flatten().count())
+            .sum()
     }
     fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
         cx.instr(40);
@@ -451,7 +471,10 @@ impl Element for Intruder2 {
             }
             Some(_) => {
                 cx.dynamic_state(Read, OBJ_SLOTS, base + 8, 8);
-                if s.count != f.count || s.len != f.len as usize || s.pkts[f.index as usize].is_some() {
+                if s.count != f.count
+                    || s.len != f.len as usize
+                    || s.pkts[f.index as usize].is_some()
+                {
                     unlock(cx, OBJ_SLOT_LOCKS, si as u64);
                     cx.drop_packet(p, "inconsistent or duplicate fragment");
                     return;
@@ -526,7 +549,15 @@ mod tests {
     use crate::elements::stateful::testutil::ipv4_frame;
     use proptest::prelude::*;
 
-    fn frag(flow: u32, msg: u16, index: u8, count: u8, len: u16, offset: u16, data: &[u8]) -> Vec<u8> {
+    fn frag(
+        flow: u32,
+        msg: u16,
+        index: u8,
+        count: u8,
+        len: u16,
+        offset: u16,
+        data: &[u8],
+    ) -> Vec<u8> {
         let mut v = flow.to_be_bytes().to_vec();
         v.extend_from_slice(&msg.to_be_bytes());
         v.extend_from_slice(&[index, count]);
@@ -537,7 +568,10 @@ mod tests {
     }
 
     fn elems() -> Vec<Box<dyn Element>> {
-        vec![make1("", &InitEnv::default()).unwrap(), make2("", &InitEnv::default()).unwrap()]
+        vec![
+            make1("", &InitEnv::default()).unwrap(),
+            make2("", &InitEnv::default()).unwrap(),
+        ]
     }
 
     fn feed(e: &mut dyn Element, frames: &[Vec<u8>]) -> Vec<(usize, Packet)> {
@@ -558,13 +592,19 @@ mod tests {
         m.extend_from_slice(b" bye");
         let cut = 14; // the word is split across two fragments
         let (a, b) = m.split_at(cut);
-        let frames = [frag(1, 0, 1, 2, m.len() as u16, cut as u16, b), frag(1, 0, 0, 2, m.len() as u16, 0, a)];
+        let frames = [
+            frag(1, 0, 1, 2, m.len() as u16, cut as u16, b),
+            frag(1, 0, 0, 2, m.len() as u16, 0, a),
+        ];
         for mut e in elems() {
             let out = feed(e.as_mut(), &frames[..1]);
             assert!(out.is_empty() && e.held() == 1);
             let out = feed(e.as_mut(), &frames[1..]);
             assert_eq!(out.len(), 2);
-            assert!(out.iter().all(|(port, _)| *port == 1), "attack goes to output 1");
+            assert!(
+                out.iter().all(|(port, _)| *port == 1),
+                "attack goes to output 1"
+            );
             assert_eq!(e.held(), 0);
         }
     }
@@ -577,7 +617,11 @@ mod tests {
             assert_eq!(out.len(), 1);
             assert_eq!(out[0].0, 0);
             assert_eq!(out[0].1.data(), &frames[0][..]);
-            for bad in [frag(1, 1, 2, 2, 5, 0, b"x"), frag(1, 1, 0, 1, 3, 2, b"xyz"), frag(1, 1, 0, 0, 3, 0, b"")] {
+            for bad in [
+                frag(1, 1, 2, 2, 5, 0, b"x"),
+                frag(1, 1, 0, 1, 3, 2, b"xyz"),
+                frag(1, 1, 0, 0, 3, 0, b""),
+            ] {
                 let mut cx = Cx::new();
                 e.push(0, Packet::from_bytes(&bad), &mut cx);
                 assert!(cx.out.is_empty() && cx.trace().fates.len() == 1);
@@ -592,8 +636,15 @@ mod tests {
         let mut cx = Cx::new();
         e.push(0, Packet::from_bytes(&f), &mut cx);
         let acc = &cx.trace().accesses;
-        assert!(acc.iter().filter(|a| a.object == OBJ_ALLOC_LOCK as u32).count() >= 2 * 6);
-        assert!(acc.iter().all(|a| a.object != OBJ_DECODER_LOCK as u32 || a.key == 0));
+        assert!(
+            acc.iter()
+                .filter(|a| a.object == OBJ_ALLOC_LOCK as u32)
+                .count()
+                >= 2 * 6
+        );
+        assert!(acc
+            .iter()
+            .all(|a| a.object != OBJ_DECODER_LOCK as u32 || a.key == 0));
         let mut e2 = make2("", &InitEnv::default()).unwrap();
         let mut cx = Cx::new();
         e2.push(0, Packet::from_bytes(&f), &mut cx);

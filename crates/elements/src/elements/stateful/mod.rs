@@ -111,11 +111,19 @@ pub fn parse_ipv4(d: &[u8]) -> Option<Ip4> {
 
 /// Parse a positive integer configuration value with an upper bound (the error names the
 /// keyword and the limit).
-pub fn bounded(class: &str, key: &str, v: Option<String>, default: u64, max: u64) -> Result<u64, String> {
+pub fn bounded(
+    class: &str,
+    key: &str,
+    v: Option<String>,
+    default: u64,
+    max: u64,
+) -> Result<u64, String> {
     let Some(v) = v else { return Ok(default) };
     let n = crate::conf::parse_uint(v.trim()).map_err(|e| format!("{class}: {key}: {e}"))?;
     if n == 0 || n > max {
-        return Err(format!("{class}: {key} must be between 1 and {max}, got {n}"));
+        return Err(format!(
+            "{class}: {key} must be between 1 and {max}, got {n}"
+        ));
     }
     Ok(n)
 }
@@ -126,7 +134,20 @@ pub(crate) mod testutil {
     pub fn ipv4_frame(proto: u8, src: [u8; 4], dst: [u8; 4], l4: &[u8]) -> Vec<u8> {
         let mut v = vec![0x02, 0, 0, 0, 0, 2, 0x02, 0, 0, 0, 0, 1, 0x08, 0x00];
         let total = 20 + l4.len();
-        let mut ip = vec![0x45, 0, (total >> 8) as u8, total as u8, 0, 1, 0, 0, 64, proto, 0, 0];
+        let mut ip = vec![
+            0x45,
+            0,
+            (total >> 8) as u8,
+            total as u8,
+            0,
+            1,
+            0,
+            0,
+            64,
+            proto,
+            0,
+            0,
+        ];
         ip.extend_from_slice(&src);
         ip.extend_from_slice(&dst);
         let c = pktflow_traffic::ip_checksum(&ip);

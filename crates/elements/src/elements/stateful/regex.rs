@@ -104,7 +104,10 @@ impl Parser<'_> {
         Ok(Node::Repeat(Box::new(atom), lo, hi))
     }
     fn hex(&mut self) -> Result<u8, String> {
-        let h = self.s.get(self.i..self.i + 2).ok_or_else(|| self.err("\\x needs two hex digits"))?;
+        let h = self
+            .s
+            .get(self.i..self.i + 2)
+            .ok_or_else(|| self.err("\\x needs two hex digits"))?;
         let v = std::str::from_utf8(h)
             .ok()
             .and_then(|h| u8::from_str_radix(h, 16).ok())
@@ -114,7 +117,10 @@ impl Parser<'_> {
     }
     /// An escape after the backslash: a byte, or a class.
     fn escape(&mut self) -> Result<Result<u8, [bool; 256]>, String> {
-        let c = *self.s.get(self.i).ok_or_else(|| self.err("pattern ends with a backslash"))?;
+        let c = *self
+            .s
+            .get(self.i)
+            .ok_or_else(|| self.err("pattern ends with a backslash"))?;
         self.i += 1;
         let class = |f: fn(u8) -> bool| {
             let mut s = [false; 256];
@@ -199,7 +205,8 @@ impl Parser<'_> {
                         let c2 = self.s[self.i];
                         self.i += 1;
                         hi = if c2 == b'\\' {
-                            self.escape()?.map_err(|_| self.err("class as a range end"))?
+                            self.escape()?
+                                .map_err(|_| self.err("class as a range end"))?
                         } else {
                             c2
                         };
@@ -305,7 +312,9 @@ impl Regex {
             return k(pos, st);
         };
         match first {
-            Node::Set(s) => pos < t.len() && s[t[pos] as usize] && self.seq(rest, pos + 1, t, st, k),
+            Node::Set(s) => {
+                pos < t.len() && s[t[pos] as usize] && self.seq(rest, pos + 1, t, st, k)
+            }
             Node::Start => pos == 0 && self.seq(rest, pos, t, st, k),
             Node::End => pos == t.len() && self.seq(rest, pos, t, st, k),
             Node::Group(alts) => {
@@ -344,7 +353,10 @@ impl Regex {
             // counting one step per byte consumed (what PCRE's compiled character loops do).
             if let Node::Set(s) = node {
                 let mut n = 0usize;
-                while count as usize + n < hi as usize && pos + n < t.len() && s[t[pos + n] as usize] {
+                while count as usize + n < hi as usize
+                    && pos + n < t.len()
+                    && s[t[pos + n] as usize]
+                {
                     n += 1;
                 }
                 st.steps += n as u64;
@@ -383,7 +395,10 @@ mod tests {
     use proptest::prelude::*;
 
     fn m(p: &str, t: &str) -> bool {
-        Regex::new(p).unwrap().search(t.as_bytes(), 1_000_000).matched
+        Regex::new(p)
+            .unwrap()
+            .search(t.as_bytes(), 1_000_000)
+            .matched
     }
 
     #[test]
@@ -406,7 +421,10 @@ mod tests {
         let reply = b"HTTP/1.1 200 OK\r\nServer: x\r\nContent-Type: text/html\r\n\r\n";
         assert!(re.search(reply, 1_000_000).matched);
         assert!(re.search(b"POST /form HTTP/1.0\r\n", 1_000_000).matched);
-        assert!(!re.search(b"HTTP/1.1 200 OK\r\nServer: x\r\n", 1_000_000).matched);
+        assert!(
+            !re.search(b"HTTP/1.1 200 OK\r\nServer: x\r\n", 1_000_000)
+                .matched
+        );
         assert!(!re.search(b"SSH-2.0-OpenSSH_4.3\r\n", 1_000_000).matched);
         // A tab inside the printable run still matches; a NUL breaks it.
         assert!(re.search(b"http/1.0 404 \tx date:", 1_000_000).matched);

@@ -75,8 +75,15 @@ struct Classifier {
 
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     const C: &str = "RegexFlowClassifier";
-    let mut a = Args::parse(C, config, &["PATTERN", "LIMIT", "BUCKETS", "FLOWS", "TIMEOUT", "BUDGET"]);
-    let pattern = a.keyword("PATTERN").map(|p| unquote(&p)).unwrap_or_else(|| L7_HTTP.to_string());
+    let mut a = Args::parse(
+        C,
+        config,
+        &["PATTERN", "LIMIT", "BUCKETS", "FLOWS", "TIMEOUT", "BUDGET"],
+    );
+    let pattern = a
+        .keyword("PATTERN")
+        .map(|p| unquote(&p))
+        .unwrap_or_else(|| L7_HTTP.to_string());
     let re = Regex::new(&pattern).map_err(|e| format!("{C}: PATTERN: {e}"))?;
     let limit = super::bounded(C, "LIMIT", a.keyword("LIMIT"), 500, 65_536)? as usize;
     let buckets = super::bounded(C, "BUCKETS", a.keyword("BUCKETS"), 1024, 1 << 20)? as usize;
@@ -84,11 +91,25 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let timeout = super::bounded(C, "TIMEOUT", a.keyword("TIMEOUT"), 60, 86_400 * 365)?;
     let budget = super::bounded(C, "BUDGET", a.keyword("BUDGET"), 200_000, 1 << 32)?;
     a.finish()?;
-    Ok(Box::new(Classifier::new(re, limit, buckets, flows, timeout * 1_000_000_000, budget)))
+    Ok(Box::new(Classifier::new(
+        re,
+        limit,
+        buckets,
+        flows,
+        timeout * 1_000_000_000,
+        budget,
+    )))
 }
 
 impl Classifier {
-    fn new(re: Regex, limit: usize, buckets: usize, flows: usize, timeout_ns: u64, budget: u64) -> Self {
+    fn new(
+        re: Regex,
+        limit: usize,
+        buckets: usize,
+        flows: usize,
+        timeout_ns: u64,
+        budget: u64,
+    ) -> Self {
         Classifier {
             re,
             limit,
@@ -242,14 +263,30 @@ mod tests {
     use proptest::prelude::*;
 
     fn cl() -> Classifier {
-        Classifier::new(Regex::new(L7_HTTP).unwrap(), 500, 64, 64, 60_000_000_000, 200_000)
+        Classifier::new(
+            Regex::new(L7_HTTP).unwrap(),
+            500,
+            64,
+            64,
+            60_000_000_000,
+            200_000,
+        )
     }
 
     fn seg(c: &mut Classifier, sport: u16, payload: &[u8]) -> (u8, Cx) {
-        let f = ipv4_frame(6, [8, 8, 8, 8], [10, 0, 0, 2], &tcp(sport, 40000, 1, payload));
+        let f = ipv4_frame(
+            6,
+            [8, 8, 8, 8],
+            [10, 0, 0, 2],
+            &tcp(sport, 40000, 1, payload),
+        );
         let mut cx = Cx::new();
         let p = c.simple_action(Packet::from_bytes(&f), &mut cx).unwrap();
-        assert_eq!(p.data(), &f[..], "the classifier does not change the packet");
+        assert_eq!(
+            p.data(),
+            &f[..],
+            "the classifier does not change the packet"
+        );
         (p.anno.paint, cx)
     }
 
@@ -308,14 +345,23 @@ mod tests {
         let mut cx = Cx::new();
         let p = c.simple_action(Packet::from_bytes(&f), &mut cx).unwrap();
         assert_eq!(p.anno.paint, 0);
-        assert!(cx.trace().accesses.iter().all(|a| a.object == 0 || !a.mem.is_persistent()));
+        assert!(cx
+            .trace()
+            .accesses
+            .iter()
+            .all(|a| a.object == 0 || !a.mem.is_persistent()));
         assert_eq!(c.not_tcp, 1);
     }
 
     #[test]
     fn bad_configurations_are_refused() {
         let env = InitEnv::default();
-        for bad in ["LIMIT 0", "FLOWS -1", "PATTERN \"(ab\"", "BUCKETS 99999999999"] {
+        for bad in [
+            "LIMIT 0",
+            "FLOWS -1",
+            "PATTERN \"(ab\"",
+            "BUCKETS 99999999999",
+        ] {
             assert!(make(bad, &env).is_err(), "{bad}");
         }
         assert!(make("LIMIT 100, PATTERN \"^get \"", &env).is_ok());

@@ -62,7 +62,11 @@ struct Nat {
 
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     const C: &str = "FlowStatsNAT";
-    let mut a = Args::parse(C, config, &["PUBLIC", "PORT_BASE", "BUCKETS", "FLOWS", "TIMEOUT"]);
+    let mut a = Args::parse(
+        C,
+        config,
+        &["PUBLIC", "PORT_BASE", "BUCKETS", "FLOWS", "TIMEOUT"],
+    );
     let public = a
         .keyword_or_positional("PUBLIC")
         .ok_or_else(|| format!("{C}: missing PUBLIC address"))?;
@@ -72,7 +76,13 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let buckets = super::bounded(C, "BUCKETS", a.keyword("BUCKETS"), 1024, 1 << 20)? as usize;
     let timeout = super::bounded(C, "TIMEOUT", a.keyword("TIMEOUT"), 60, 86_400 * 365)?;
     a.finish()?;
-    Ok(Box::new(Nat::new(public, port_base as u16, buckets, flows, timeout * 1_000_000_000)))
+    Ok(Box::new(Nat::new(
+        public,
+        port_base as u16,
+        buckets,
+        flows,
+        timeout * 1_000_000_000,
+    )))
 }
 
 fn put16(d: &mut [u8], at: usize, v: u16) {
@@ -84,7 +94,16 @@ fn get16(d: &[u8], at: usize) -> u16 {
 
 /// Replace the address at `addr_at` and the port at `port_at`, updating the IP header checksum
 /// and the transport checksum incrementally.
-fn rewrite(d: &mut [u8], ip_off: usize, l4: usize, proto: u8, addr_at: usize, port_at: usize, addr: [u8; 4], port: u16) {
+fn rewrite(
+    d: &mut [u8],
+    ip_off: usize,
+    l4: usize,
+    proto: u8,
+    addr_at: usize,
+    port_at: usize,
+    addr: [u8; 4],
+    port: u16,
+) {
     let csum_at = if proto == 6 { l4 + 16 } else { l4 + 6 };
     let mut ipc = get16(d, ip_off + 10);
     let mut l4c = get16(d, csum_at);
@@ -182,7 +201,16 @@ impl Element for Nat {
             cx.instr(40);
             let public_port = self.port_base + f.slot as u16;
             let public = self.public;
-            rewrite(p.data_mut(), ip.off, l4, ip.proto, ip.off + 12, l4, public, public_port);
+            rewrite(
+                p.data_mut(),
+                ip.off,
+                l4,
+                ip.proto,
+                ip.off + 12,
+                l4,
+                public,
+                public_port,
+            );
             cx.write_pkt(12);
             self.stats_update(cx, f.slot, ip.total as u64, f.new);
             self.table.release(cx, f.slot);
@@ -206,7 +234,16 @@ impl Element for Nat {
             cx.instr(40);
             let host = [k[1], k[2], k[3], k[4]];
             let hport = u16::from_be_bytes([k[9], k[10]]);
-            rewrite(p.data_mut(), ip.off, l4, ip.proto, ip.off + 16, l4 + 2, host, hport);
+            rewrite(
+                p.data_mut(),
+                ip.off,
+                l4,
+                ip.proto,
+                ip.off + 16,
+                l4 + 2,
+                host,
+                hport,
+            );
             cx.write_pkt(12);
             self.stats_update(cx, slot, ip.total as u64, false);
             self.table.release(cx, slot);
@@ -249,7 +286,12 @@ mod tests {
     fn valid(d: &[u8]) -> bool {
         let ip = super::super::parse_ipv4(d).unwrap();
         ip_checksum(&d[14..34]) == 0
-            && pktflow_traffic::checksum::l4_checksum_ok(ip.src, ip.dst, ip.proto, &d[ip.l4()..ip.end()])
+            && pktflow_traffic::checksum::l4_checksum_ok(
+                ip.src,
+                ip.dst,
+                ip.proto,
+                &d[ip.l4()..ip.end()],
+            )
     }
 
     #[test]
@@ -265,7 +307,12 @@ mod tests {
         assert_eq!(&d[26..30], &[1, 0, 0, 1]);
         assert_eq!(get16(&d, 34), 50000);
         assert!(valid(&d));
-        let mut r = ipv4_frame(6, [8, 8, 8, 8], [1, 0, 0, 1], &tcp(80, 50000, 9, b"HTTP/1.1 200"));
+        let mut r = ipv4_frame(
+            6,
+            [8, 8, 8, 8],
+            [1, 0, 0, 1],
+            &tcp(80, 50000, 9, b"HTTP/1.1 200"),
+        );
         fix_tcp(&mut r);
         n.push(1, Packet::from_bytes(&r), &mut cx);
         let (port, back) = cx.out.pop().unwrap();

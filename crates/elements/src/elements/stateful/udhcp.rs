@@ -129,7 +129,18 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse(
         C,
         config,
-        &["SERVER", "MAC", "POOL", "LEASES", "MASK", "LEASE", "OFFER_HOLD", "PING_WAIT", "PINGS", "POLL"],
+        &[
+            "SERVER",
+            "MAC",
+            "POOL",
+            "LEASES",
+            "MASK",
+            "LEASE",
+            "OFFER_HOLD",
+            "PING_WAIT",
+            "PINGS",
+            "POLL",
+        ],
     );
     let need = |a: &mut Args, k: &str| a.keyword(k).ok_or_else(|| format!("{C}: missing {k}"));
     let ip = parse_ip(need(&mut a, "SERVER")?.trim()).map_err(|e| format!("{C}: SERVER: {e}"))?;
@@ -147,7 +158,18 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     if pool as u64 + leases > u32::MAX as u64 {
         return Err(format!("{C}: POOL plus LEASES runs past 255.255.255.255"));
     }
-    Ok(Box::new(Server::new(ip, mac, pool, leases as usize, mask, lease * SEC, hold * SEC, ping * 1_000_000, pings, poll * SEC)))
+    Ok(Box::new(Server::new(
+        ip,
+        mac,
+        pool,
+        leases as usize,
+        mask,
+        lease * SEC,
+        hold * SEC,
+        ping * 1_000_000,
+        pings,
+        poll * SEC,
+    )))
 }
 
 /// A DHCP message's fields the server uses.
@@ -208,7 +230,18 @@ fn parse_dhcp(b: &[u8]) -> Result<Msg, &'static str> {
 
 impl Server {
     #[allow(clippy::too_many_arguments)]
-    fn new(ip: [u8; 4], mac: [u8; 6], pool: u32, n: usize, mask: u8, lease_ns: u64, hold_ns: u64, ping_ns: u64, pings: usize, poll_ns: u64) -> Self {
+    fn new(
+        ip: [u8; 4],
+        mac: [u8; 6],
+        pool: u32,
+        n: usize,
+        mask: u8,
+        lease_ns: u64,
+        hold_ns: u64,
+        ping_ns: u64,
+        pings: usize,
+        poll_ns: u64,
+    ) -> Self {
         Server {
             ip,
             mac,
@@ -218,7 +251,14 @@ impl Server {
             hold_ns,
             ping_ns,
             poll_ns,
-            leases: vec![Lease { chaddr: [0; 16], state: State::Free, expires: 0 }; n],
+            leases: vec![
+                Lease {
+                    chaddr: [0; 16],
+                    state: State::Free,
+                    expires: 0
+                };
+                n
+            ],
             pings: Vec::with_capacity(pings),
             ping_cap: pings,
             next_poll: 0,
@@ -261,7 +301,11 @@ impl Server {
 
     fn set_lease(&mut self, cx: &mut Cx, i: usize, chaddr: [u8; 16], state: State, expires: u64) {
         cx.instr(10);
-        self.leases[i] = Lease { chaddr, state, expires };
+        self.leases[i] = Lease {
+            chaddr,
+            state,
+            expires,
+        };
         cx.dynamic_state(Write, OBJ_LEASES, i as u64 * 32, 16);
         cx.dynamic_state(Write, OBJ_LEASES, i as u64 * 32 + 16, 4);
         cx.dynamic_state(Write, OBJ_LEASES, i as u64 * 32 + 24, 8);
@@ -269,7 +313,17 @@ impl Server {
 
     /// Build a reply frame (RFC 2131 Table 3).
     #[allow(clippy::too_many_arguments)]
-    fn reply(&self, cx: &mut Cx, kind: u8, xid: [u8; 4], flags: [u8; 2], ciaddr: [u8; 4], yiaddr: [u8; 4], giaddr: [u8; 4], chaddr: [u8; 16]) -> Packet {
+    fn reply(
+        &self,
+        cx: &mut Cx,
+        kind: u8,
+        xid: [u8; 4],
+        flags: [u8; 2],
+        ciaddr: [u8; 4],
+        yiaddr: [u8; 4],
+        giaddr: [u8; 4],
+        chaddr: [u8; 16],
+    ) -> Packet {
         let mut b = vec![0u8; 240];
         b[0] = 2;
         b[1] = 1;
@@ -286,7 +340,11 @@ impl Server {
         if kind != NAK {
             b.extend_from_slice(&[51, 4]);
             b.extend_from_slice(&((self.lease_ns / SEC) as u32).to_be_bytes());
-            let m = if self.mask == 0 { 0 } else { u32::MAX << (32 - self.mask as u32) };
+            let m = if self.mask == 0 {
+                0
+            } else {
+                u32::MAX << (32 - self.mask as u32)
+            };
             b.extend_from_slice(&[1, 4]);
             b.extend_from_slice(&m.to_be_bytes());
         }
@@ -352,7 +410,16 @@ impl Server {
             }
             unlock(cx, OBJ_LEASE_LOCK, 0);
             if still {
-                let r = self.reply(cx, OFFER, p.xid, p.flags, [0; 4], self.addr(i), p.giaddr, p.chaddr);
+                let r = self.reply(
+                    cx,
+                    OFFER,
+                    p.xid,
+                    p.flags,
+                    [0; 4],
+                    self.addr(i),
+                    p.giaddr,
+                    p.chaddr,
+                );
                 self.counts[OFFER as usize] += 1;
                 cx.emit(0, r);
             }
@@ -420,7 +487,13 @@ impl Server {
                 return;
             };
             lock(cx, OBJ_LEASE_LOCK, 0);
-            self.set_lease(cx, e.index as usize, [0; 16], State::InUse, now + self.lease_ns);
+            self.set_lease(
+                cx,
+                e.index as usize,
+                [0; 16],
+                State::InUse,
+                now + self.lease_ns,
+            );
             unlock(cx, OBJ_LEASE_LOCK, 0);
             cx.drop_packet(p, "ping answered: address in use");
             return;
@@ -447,7 +520,17 @@ impl Server {
                     if self.leases[i].state != State::Pinging {
                         let exp = self.leases[i].expires.max(now + self.hold_ns);
                         let st = self.leases[i].state;
-                        self.set_lease(cx, i, msg.chaddr, if st == State::Bound { st } else { State::Offered }, exp);
+                        self.set_lease(
+                            cx,
+                            i,
+                            msg.chaddr,
+                            if st == State::Bound {
+                                st
+                            } else {
+                                State::Offered
+                            },
+                            exp,
+                        );
                     }
                     let pinging = self.leases[i].state == State::Pinging;
                     unlock(cx, OBJ_LEASE_LOCK, 0);
@@ -455,7 +538,16 @@ impl Server {
                         cx.drop_packet(p, "offer pending");
                         return;
                     }
-                    let r = self.reply(cx, OFFER, msg.xid, msg.flags, [0; 4], self.addr(i), msg.giaddr, msg.chaddr);
+                    let r = self.reply(
+                        cx,
+                        OFFER,
+                        msg.xid,
+                        msg.flags,
+                        [0; 4],
+                        self.addr(i),
+                        msg.giaddr,
+                        msg.chaddr,
+                    );
                     self.counts[OFFER as usize] += 1;
                     cx.emit(0, r);
                     cx.drop_packet(p, "answered");
@@ -500,7 +592,8 @@ impl Server {
                 lock(cx, OBJ_LEASE_LOCK, 0);
                 let found = self.find_by_chaddr(cx, &msg.chaddr);
                 let ok = found.filter(|&i| {
-                    self.addr(i) == want && matches!(self.leases[i].state, State::Offered | State::Bound)
+                    self.addr(i) == want
+                        && matches!(self.leases[i].state, State::Offered | State::Bound)
                 });
                 if let Some(i) = ok {
                     self.set_lease(cx, i, msg.chaddr, State::Bound, now + self.lease_ns);
@@ -509,11 +602,22 @@ impl Server {
                 let r = match ok {
                     Some(i) => {
                         self.counts[ACK as usize] += 1;
-                        self.reply(cx, ACK, msg.xid, msg.flags, msg.ciaddr, self.addr(i), msg.giaddr, msg.chaddr)
+                        self.reply(
+                            cx,
+                            ACK,
+                            msg.xid,
+                            msg.flags,
+                            msg.ciaddr,
+                            self.addr(i),
+                            msg.giaddr,
+                            msg.chaddr,
+                        )
                     }
                     None => {
                         self.counts[NAK as usize] += 1;
-                        self.reply(cx, NAK, msg.xid, msg.flags, [0; 4], [0; 4], msg.giaddr, msg.chaddr)
+                        self.reply(
+                            cx, NAK, msg.xid, msg.flags, [0; 4], [0; 4], msg.giaddr, msg.chaddr,
+                        )
                     }
                 };
                 cx.emit(0, r);
@@ -535,7 +639,14 @@ impl Server {
 }
 
 /// An Ethernet + IPv4 frame around `payload` (TTL 64, identification 0).
-pub fn ip_frame(dmac: [u8; 6], smac: [u8; 6], src: [u8; 4], dst: [u8; 4], proto: u8, payload: &[u8]) -> Vec<u8> {
+pub fn ip_frame(
+    dmac: [u8; 6],
+    smac: [u8; 6],
+    src: [u8; 4],
+    dst: [u8; 4],
+    proto: u8,
+    payload: &[u8],
+) -> Vec<u8> {
     let mut f = Vec::with_capacity(34 + payload.len());
     f.extend_from_slice(&dmac);
     f.extend_from_slice(&smac);
@@ -554,7 +665,15 @@ pub fn ip_frame(dmac: [u8; 6], smac: [u8; 6], src: [u8; 4], dst: [u8; 4], proto:
 }
 
 /// An Ethernet + IPv4 + UDP frame (UDP checksum computed).
-pub fn udp_frame(dmac: [u8; 6], smac: [u8; 6], src: [u8; 4], dst: [u8; 4], sport: u16, dport: u16, payload: &[u8]) -> Vec<u8> {
+pub fn udp_frame(
+    dmac: [u8; 6],
+    smac: [u8; 6],
+    src: [u8; 4],
+    dst: [u8; 4],
+    sport: u16,
+    dport: u16,
+    payload: &[u8],
+) -> Vec<u8> {
     let mut u = Vec::with_capacity(8 + payload.len());
     u.extend_from_slice(&sport.to_be_bytes());
     u.extend_from_slice(&dport.to_be_bytes());
@@ -602,7 +721,18 @@ mod tests {
     const CMAC: [u8; 6] = [0x02, 0x11, 0x22, 0x33, 0x44, 0x55];
 
     fn server() -> Server {
-        Server::new([10, 0, 0, 1], SMAC, u32::from_be_bytes([10, 0, 1, 0]), 8, 16, 3600 * SEC, 60 * SEC, SEC / 2, 4, SEC)
+        Server::new(
+            [10, 0, 0, 1],
+            SMAC,
+            u32::from_be_bytes([10, 0, 1, 0]),
+            8,
+            16,
+            3600 * SEC,
+            60 * SEC,
+            SEC / 2,
+            4,
+            SEC,
+        )
     }
 
     /// A client's BOOTREQUEST (RFC 2131 section 2, Figure 1) with the given options.
@@ -636,7 +766,9 @@ mod tests {
         v.extend_from_slice(&SMAC);
         v.extend_from_slice(&[0x08, 0x00]);
         // IPv4: 20 + 8 + 300 = 328 = 0x0148 bytes; TTL 64, UDP; 10.0.0.1 -> 255.255.255.255.
-        let mut ip = vec![0x45, 0x00, 0x01, 0x48, 0, 0, 0, 0, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 255, 255, 255, 255];
+        let mut ip = vec![
+            0x45, 0x00, 0x01, 0x48, 0, 0, 0, 0, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 255, 255, 255, 255,
+        ];
         // Header checksum by hand: 0x4500+0x0148+0x4011+0x0a00+0x0001+0xffff+0xffff
         // = 0x2_9058 -> 0x905a folded, complement 0x6fa5.
         ip[10] = 0x6f;
@@ -653,7 +785,9 @@ mod tests {
         b[16..20].copy_from_slice(&[10, 0, 1, 0]); // yiaddr: the first pool address
         b[28..34].copy_from_slice(&CMAC);
         b[236..240].copy_from_slice(&[99, 130, 83, 99]);
-        let opts = [53, 1, 2, 54, 4, 10, 0, 0, 1, 51, 4, 0, 0, 0x0e, 0x10, 1, 4, 255, 255, 0, 0, 255];
+        let opts = [
+            53, 1, 2, 54, 4, 10, 0, 0, 1, 51, 4, 0, 0, 0x0e, 0x10, 1, 4, 255, 255, 0, 0, 255,
+        ];
         b[240..240 + opts.len()].copy_from_slice(&opts);
         v.extend_from_slice(&b);
         let c = l4_checksum([10, 0, 0, 1], [255; 4], 17, &v[34..]);
@@ -687,7 +821,16 @@ mod tests {
         run(&mut s, &request(DISCOVER, [0; 4], 0, &[]), 0);
         run(&mut s, &request(99, [0; 4], 0, &[]), SEC);
         // REQUEST for the offered address: ACK, unicast to yiaddr.
-        let mut cx = run(&mut s, &request(REQUEST, [0; 4], 0, &[50, 4, 10, 0, 1, 0, 54, 4, 10, 0, 0, 1]), 2 * SEC);
+        let mut cx = run(
+            &mut s,
+            &request(
+                REQUEST,
+                [0; 4],
+                0,
+                &[50, 4, 10, 0, 1, 0, 54, 4, 10, 0, 0, 1],
+            ),
+            2 * SEC,
+        );
         let (_, ack) = cx.out.pop().unwrap();
         let b = &ack.data()[42..];
         assert_eq!(b[242], ACK);
@@ -695,7 +838,11 @@ mod tests {
         assert_eq!(&ack.data()[30..34], &[10, 0, 1, 0]);
         assert_eq!(s.leases[0].state, State::Bound);
         // REQUEST for another address: NAK, broadcast.
-        let mut cx = run(&mut s, &request(REQUEST, [0; 4], 0, &[50, 4, 10, 0, 1, 5]), 3 * SEC);
+        let mut cx = run(
+            &mut s,
+            &request(REQUEST, [0; 4], 0, &[50, 4, 10, 0, 1, 5]),
+            3 * SEC,
+        );
         let (_, nak) = cx.out.pop().unwrap();
         assert_eq!(nak.data()[42 + 242], NAK);
         assert_eq!(&nak.data()[42 + 16..42 + 20], &[0; 4]);
@@ -710,7 +857,9 @@ mod tests {
         let f = ip_frame(SMAC, [2; 6], [10, 0, 1, 0], [10, 0, 0, 1], 1, &reply);
         run(&mut s, &f, 5 * SEC + 1000);
         assert_eq!(s.leases[0].state, State::InUse);
-        assert!(run(&mut s, &request(99, [0; 4], 0, &[]), 7 * SEC).out.is_empty());
+        assert!(run(&mut s, &request(99, [0; 4], 0, &[]), 7 * SEC)
+            .out
+            .is_empty());
         let mut cx = run(&mut s, &request(DISCOVER, [0; 4], 0, &[]), 8 * SEC);
         assert_eq!(&cx.out.pop().unwrap().1.data()[30..34], &[10, 0, 1, 1]);
     }
@@ -720,7 +869,12 @@ mod tests {
         let mut s = server();
         let cx = run(&mut s, &request(DISCOVER, [0; 4], 0, &[]), 0);
         let acc = &cx.trace().accesses;
-        let locks: Vec<usize> = acc.iter().enumerate().filter(|(_, a)| a.object == OBJ_LEASE_LOCK as u32).map(|(i, _)| i).collect();
+        let locks: Vec<usize> = acc
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.object == OBJ_LEASE_LOCK as u32)
+            .map(|(i, _)| i)
+            .collect();
         for (i, a) in acc.iter().enumerate() {
             if a.object == OBJ_LEASES as u32 {
                 assert!(locks.iter().any(|&l| l < i) && locks.iter().any(|&l| l > i));
