@@ -579,7 +579,7 @@ mod tests {
         for f in frames {
             let mut cx = Cx::new();
             e.push(0, Packet::from_bytes(f), &mut cx);
-            all.extend(cx.out.drain(..));
+            all.append(&mut cx.out);
         }
         all
     }

@@ -94,6 +94,7 @@ fn get16(d: &[u8], at: usize) -> u16 {
 
 /// Replace the address at `addr_at` and the port at `port_at`, updating the IP header checksum
 /// and the transport checksum incrementally.
+#[allow(clippy::too_many_arguments)]
 fn rewrite(
     d: &mut [u8],
     ip_off: usize,
