@@ -33,6 +33,36 @@ pub const BUILTIN_APPS: &[(&str, &str, &str)] = &[
         "firewall.click",
         include_str!("../../../apps/firewall.click"),
     ),
+    (
+        "classifier",
+        "classifier.click",
+        include_str!("../../../apps/classifier.click"),
+    ),
+    (
+        "nat-nt",
+        "nat-nt.click",
+        include_str!("../../../apps/nat-nt.click"),
+    ),
+    (
+        "udhcp",
+        "udhcp.click",
+        include_str!("../../../apps/udhcp.click"),
+    ),
+    (
+        "intruder",
+        "intruder.click",
+        include_str!("../../../apps/intruder.click"),
+    ),
+    (
+        "intruder2",
+        "intruder2.click",
+        include_str!("../../../apps/intruder2.click"),
+    ),
+    (
+        "echo",
+        "echo.click",
+        include_str!("../../../apps/echo.click"),
+    ),
 ];
 
 /// A parsed application and where it came from.

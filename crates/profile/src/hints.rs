@@ -31,6 +31,8 @@ pub struct TrafficHints {
     /// How many of `interfaces` (the first ones) have addresses the configuration states (an
     /// ARPQuerier or ARPResponder); the others carry placeholder addresses.
     pub interfaces_known: usize,
+    /// A NetThreads-thesis benchmark element in the graph chooses that benchmark's workload.
+    pub thesis: Option<pktflow_traffic::thesis::Workload>,
 }
 
 /// Above this many routes the arrival interface is not adjusted (a linear longest-prefix scan
@@ -166,6 +168,10 @@ impl TrafficHints {
             gateways,
             inside_only: translator,
             dst_weighting: None,
+            thesis: g
+                .elements
+                .iter()
+                .find_map(|e| pktflow_traffic::thesis::Workload::for_element_class(&e.class)),
         })
     }
 
@@ -195,6 +201,9 @@ impl TrafficHints {
         packets: u64,
         seed: u64,
     ) -> Result<Box<dyn Iterator<Item = TracePacket>>, String> {
+        if let Some(w) = self.thesis {
+            return Ok(pktflow_traffic::thesis::generate(w, packets, seed));
+        }
         let mut cfg = SynthConfig {
             packets,
             seed,

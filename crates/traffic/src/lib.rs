@@ -6,6 +6,7 @@ pub mod pcap;
 pub mod pcapng;
 pub mod routes;
 pub mod synth;
+pub mod thesis;
 
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
 pub use packet::{packets_created, Annotations, Packet};

@@ -4,6 +4,7 @@ pub mod io;
 pub mod ip;
 pub mod nat;
 pub mod standard;
+pub mod stateful;
 pub mod tdpm;
 
 use crate::registry::ClassInfo;
@@ -15,4 +16,5 @@ pub static CLASS_LISTS: &[&[ClassInfo]] = &[
     nat::CLASSES,
     io::CLASSES,
     tdpm::CLASSES,
+    stateful::CLASSES,
 ];
