@@ -1,7 +1,7 @@
 """The NetThreads thesis's benchmark applications: each profiles on a small trace of its own
 workload (written by gen-trace), and the numeric options refuse bad values in one line."""
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import pktflow
 from pktflow.cli import main
@@ -20,8 +20,9 @@ def test_profiles_on_its_generated_trace(app, tmp_path):
     assert len(g["elements"]) >= 3
 
 
-@settings(max_examples=8, deadline=None)
-@given(st.sampled_from(["0", "-1", "nan", "1e30", "x"]), st.sampled_from(APPS))
+# capsys is read (and so emptied) on every example.
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.sampled_from(["0", "-1", "nan", "1e30", "x"]), app=st.sampled_from(APPS))
 def test_bad_packet_counts_are_one_line_errors(n, app, capsys):
     with pytest.raises(SystemExit) as e:
         main(["profile", app, "--synthetic", n])
