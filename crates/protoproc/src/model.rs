@@ -102,7 +102,7 @@ impl Model {
     /// Where Tsingle / Tfixed >= 1 + k (k > 0), or None when it never gets there.
     pub fn interval(&self, k: f64) -> Option<Interval> {
         let d = 1.0 - 4.0 * k * self.l_remote_us / self.overhead();
-        if !(d >= 0.0) || k <= 0.0 {
+        if d.is_nan() || d < 0.0 || k <= 0.0 {
             return None;
         }
         let s = d.sqrt();

@@ -36,6 +36,8 @@ use std::collections::{BinaryHeap, HashSet, VecDeque};
 pub const MAX_NODES: u32 = 256;
 pub const MAX_CPUS: u32 = 64;
 pub const MAX_THREADS: u32 = 64;
+/// Largest number of threads over the whole system.
+pub const MAX_TOTAL_THREADS: u64 = 65_536;
 /// Largest compute slice while a bus is modelled (its slowdown is re-evaluated at each slice).
 const BUS_SLICE_NS: u64 = 50_000;
 
@@ -69,6 +71,12 @@ impl SimConfig {
         range("cpus", self.cpus, 1, MAX_CPUS)?;
         range("threads", self.threads, 1, MAX_THREADS)?;
         self.policy.check_cpus(self.cpus)?;
+        let threads = self.nodes as u64 * self.cpus as u64 * self.threads as u64;
+        if threads > MAX_TOTAL_THREADS {
+            return Err(ProtoError::Request(format!(
+                "nodes x cpus x threads = {threads} threads, at most {MAX_TOTAL_THREADS}"
+            )));
+        }
         self.costs.validate()?;
         crate::error::check_range("bus_share", self.bus_share, 0.0, 100.0)?;
         app.validate(self.nodes)
@@ -257,9 +265,20 @@ struct Sim {
 
 /// Run `app` on the system `cfg`.
 pub fn simulate(cfg: &SimConfig, app: &App) -> Result<SimResult, ProtoError> {
+    simulate_with_progress(cfg, app, &mut |_, _| {})
+}
+
+/// [`simulate`], calling `progress(misses_done, misses_expected)` about every 64k events.
+pub fn simulate_with_progress(
+    cfg: &SimConfig,
+    app: &App,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<SimResult, ProtoError> {
     cfg.validate(app)?;
     let mut s = Sim::new(cfg.clone(), app);
-    s.run()?;
+    let expected = app.expected_misses(cfg.nodes).round() as u64;
+    s.run(&mut |done| progress(done, expected.max(done)))?;
+    progress(s.replied, s.replied);
     s.report()
 }
 
@@ -326,7 +345,7 @@ impl Sim {
             });
         }
         let net = ns(cfg.costs.network_us);
-        let cfg_seed = cfg.seed ^ 0x5eed_0f_9011;
+        let cfg_seed = cfg.seed ^ 0x005e_ed0f_9011;
         let n_nodes = cfg.nodes as usize;
         Sim {
             cfg,
@@ -399,7 +418,7 @@ impl Sim {
         );
     }
 
-    fn run(&mut self) -> Result<(), ProtoError> {
+    fn run(&mut self, progress: &mut dyn FnMut(u64)) -> Result<(), ProtoError> {
         for c in 0..self.cpus.len() {
             self.next(c);
         }
@@ -411,8 +430,11 @@ impl Sim {
                 )));
             };
             self.events += 1;
-            if self.events % 4096 == 0 {
+            if self.events & 4095 == 0 {
                 cancel::check()?;
+                if self.events & 65535 == 0 {
+                    progress(self.replied);
+                }
             }
             self.now = at;
             match ev {
@@ -1001,5 +1023,152 @@ impl Sim {
             handler_us_per_node: self.handler_ns.iter().map(|&x| us(x)).collect(),
             events: self.events,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Model;
+    use crate::workload::{Em3d, Spread, Synthetic, Tomcatv};
+
+    fn cfg(policy: Policy, cpus: u32, costs: PolicyCosts) -> SimConfig {
+        SimConfig {
+            policy,
+            nodes: 4,
+            cpus,
+            threads: 1,
+            costs,
+            bus_share: 0.0,
+            seed: 3,
+        }
+    }
+
+    fn synthetic(c: f64, requests: u64) -> App {
+        App::Synthetic(Synthetic {
+            requests,
+            c_us: c,
+            spread: Spread::Exponential,
+        })
+    }
+
+    #[test]
+    fn breakdown_adds_up_and_every_request_is_replied() {
+        let app = App::Em3d(Em3d {
+            iterations: 1,
+            ..Em3d::default()
+        });
+        for (p, cpus) in [
+            (Policy::Single, 1),
+            (Policy::Fixed, 3),
+            (Policy::Floating, 3),
+        ] {
+            let r = simulate(&cfg(p, cpus, PolicyCosts::table2()), &app).unwrap();
+            assert_eq!(r.requests_issued, r.replies_received);
+            assert!(r.misses > 300, "{}", r.misses);
+            for c in &r.processors {
+                let t = &c.time;
+                let sum = t.compute_us + t.protocol_us + t.polling_us + t.switch_us + t.idle_us;
+                assert!((sum - r.execution_time_us).abs() < 1e-6 * r.execution_time_us.max(1.0));
+                assert!(t.idle_us >= 0.0);
+                if c.role == "protocol" {
+                    assert_eq!(t.compute_us, 0.0);
+                    assert_eq!(t.polling_us, 0.0);
+                }
+            }
+            // em3d computes 1.7 us per edge: the total is fixed by the input.
+            assert!((r.total.compute_us - 8160.0 / 2.0 * 5.0 * 2.0 * 1.7).abs() < 1.0);
+            if p == Policy::Fixed {
+                assert_eq!(r.total.polling_us, 0.0);
+            } else {
+                assert!(r.total.polling_us > 0.0);
+            }
+        }
+    }
+
+    #[test]
+    fn runs_are_deterministic_per_seed() {
+        let c = cfg(Policy::Floating, 2, PolicyCosts::table2());
+        let a = simulate(&c, &synthetic(50.0, 300)).unwrap();
+        let b = simulate(&c, &synthetic(50.0, 300)).unwrap();
+        assert_eq!(a.execution_time_us, b.execution_time_us);
+        assert_eq!(a.events, b.events);
+        let c2 = SimConfig { seed: 4, ..c };
+        let d = simulate(&c2, &synthetic(50.0, 300)).unwrap();
+        assert_ne!(a.execution_time_us, d.execution_time_us);
+    }
+
+    /// Where the model's assumptions hold (little contention: C at least Lremote, protocol
+    /// processors under 40% busy), the simulation agrees with Tfixed, Tsingle and Tfloating
+    /// within 5%.
+    #[test]
+    fn simulation_matches_the_model_without_contention() {
+        let (l, opp, orep) = (113.0, 55.0, 27.0);
+        let costs = PolicyCosts::from_model(l, opp, orep).unwrap();
+        let m = 1500;
+        let md = Model::new(l, opp, orep, m as f64).unwrap();
+        for c in [113.0, 600.0] {
+            for (p, cpus, want) in [
+                (Policy::Fixed, 2, md.t_fixed(c)),
+                (Policy::Single, 1, md.t_single(c)),
+                (Policy::Floating, 2, md.t_floating(c)),
+            ] {
+                let r = simulate(&cfg(p, cpus, costs), &synthetic(c, m)).unwrap();
+                let err = (r.mean_node_finish_us - want) / want;
+                assert!(
+                    err.abs() < 0.05,
+                    "{p:?} C={c}: sim {} model {want} ({:+.1}%)",
+                    r.mean_node_finish_us,
+                    100.0 * err
+                );
+            }
+        }
+    }
+
+    /// With contention (C far below Lremote) the model underestimates, as the paper says.
+    #[test]
+    fn the_model_underestimates_under_contention() {
+        let costs = PolicyCosts::from_model(113.0, 55.0, 27.0).unwrap();
+        let md = Model::new(113.0, 55.0, 27.0, 1500.0).unwrap();
+        let r = simulate(&cfg(Policy::Fixed, 2, costs), &synthetic(10.0, 1500)).unwrap();
+        assert!(r.mean_node_finish_us > 1.05 * md.t_fixed(10.0));
+        assert!(r.mean_queue_wait_us > 1.0);
+    }
+
+    #[test]
+    fn interrupts_replace_polling() {
+        let mut costs = PolicyCosts::table2();
+        costs.notify = Notify::Interrupt;
+        let r = simulate(&cfg(Policy::Single, 1, costs), &synthetic(200.0, 200)).unwrap();
+        assert_eq!(r.total.polling_us, 0.0);
+        let p = simulate(
+            &cfg(Policy::Single, 1, PolicyCosts::table2()),
+            &synthetic(200.0, 200),
+        )
+        .unwrap();
+        assert!(p.total.polling_us > 0.0);
+        // A 60 us interrupt costs more than waiting for a poll every ~28 us.
+        assert!(r.mean_miss_latency_us > p.mean_miss_latency_us);
+    }
+
+    #[test]
+    fn a_saturated_bus_slows_computation_down() {
+        let app = App::Tomcatv(Tomcatv {
+            iterations: 1,
+            ..Tomcatv::default()
+        });
+        let mut c = cfg(Policy::Floating, 4, PolicyCosts::table2());
+        let free = simulate(&c, &app).unwrap();
+        c.bus_share = 0.5;
+        let busy = simulate(&c, &app).unwrap();
+        assert!(busy.total.compute_us > 1.2 * free.total.compute_us);
+        assert!(
+            busy.execution_time_us > free.execution_time_us,
+            "{} {} {:?} {:?}",
+            busy.execution_time_us,
+            free.execution_time_us,
+            busy.total,
+            free.total
+        );
     }
 }

@@ -198,6 +198,28 @@ impl App {
         }
     }
 
+    /// About how many remote misses the run makes over all nodes (for progress reports).
+    pub fn expected_misses(&self, nodes: u32) -> f64 {
+        let n = nodes as f64;
+        match self {
+            App::Em3d(e) => {
+                e.graph_nodes as f64 * e.degree as f64 * e.iterations as f64 * e.remote_fraction
+            }
+            App::Gauss(g) => {
+                let k = g.n as f64;
+                // Every node but the pivot row's owner reads the row's blocks, for each column.
+                k * k / 2.0 * g.element_bytes as f64 / g.block_bytes as f64 * (n - 1.0)
+            }
+            App::Tomcatv(t) => {
+                4.0 * border_blocks(t.n, t.shared_matrices, t.element_bytes, t.block_bytes) as f64
+                    * t.iterations as f64
+                    * (n - 1.0)
+            }
+            App::Synthetic(s) => s.requests as f64 * n,
+            App::Microbench(m) => m.misses as f64,
+        }
+    }
+
     /// Check the parameters and bound the size of the run, for `nodes` nodes.
     pub fn validate(&self, nodes: u32) -> Result<(), ProtoError> {
         let too_big = |what: &str, n: f64| {
@@ -276,6 +298,9 @@ impl App {
         }
     }
 }
+
+/// Requests generated at a time by the synthetic and microbenchmark programs.
+const CHUNK: u64 = 1024;
 
 /// Where a thread sits in the system.
 #[derive(Debug, Clone, Copy)]
@@ -361,10 +386,11 @@ impl Program {
         match self.app {
             App::Microbench(m) => {
                 if at.node == 0 && at.thread == 0 {
-                    if p > 0 {
+                    let from = p * CHUNK;
+                    if from >= m.misses {
                         return false;
                     }
-                    for _ in 0..m.misses {
+                    for _ in from..(from + CHUNK).min(m.misses) {
                         self.buf.push_back(Op::Miss { home: 1 });
                     }
                 } else if at.node == 1 && at.thread == 0 {
@@ -375,11 +401,13 @@ impl Program {
                 true
             }
             App::Synthetic(s) => {
-                if p > 0 {
+                // Generated CHUNK requests at a time (bounded memory for any M).
+                let mine = share(s.requests, at.thread, at.threads);
+                let from = p * CHUNK;
+                if from >= mine {
                     return false;
                 }
-                let mine = share(s.requests, at.thread, at.threads);
-                for _ in 0..mine {
+                for _ in from..(from + CHUNK).min(mine) {
                     let c = match s.spread {
                         Spread::Fixed => s.c_us,
                         Spread::Exponential => {
