@@ -7,7 +7,7 @@
 use crate::error::{check_range, ProtoError};
 use crate::model::{self, Model};
 use crate::policy::{table2, CostSet, Notify, Policy, PolicyCosts};
-use crate::sim::{simulate, SimConfig, SimResult};
+use crate::sim::{simulate, simulate_with_progress, SimConfig, SimResult};
 use crate::workload::{App, Em3d, Gauss, Microbench, Spread, Synthetic, Tomcatv};
 use serde::{Deserialize, Deserializer};
 use serde_json::{json, Value};
@@ -511,9 +511,17 @@ fn sim_value(cfg: &SimConfig, app: &App, res: &SimResult) -> Value {
 /// Run a sim request (JSON in, JSON out). For the synthetic workload the result also holds the
 /// analytic model's prediction for the same parameters (`model`) and the relative difference.
 pub fn sim_json(request: &str) -> Result<String, ProtoError> {
+    sim_json_with(request, &mut |_, _| {})
+}
+
+/// [`sim_json`] with `progress(misses_done, misses_expected)` called now and then.
+pub fn sim_json_with(
+    request: &str,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<String, ProtoError> {
     let r: SimRequest = parse("sim", request)?;
     let (cfg, app) = resolve(&r)?;
-    let res = simulate(&cfg, &app)?;
+    let res = simulate_with_progress(&cfg, &app, progress)?;
     let mut out = sim_value(&cfg, &app, &res);
     if let App::Synthetic(s) = app {
         if cfg.costs.source == CostSet::Model {

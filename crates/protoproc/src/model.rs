@@ -15,8 +15,8 @@
 //! utilization under Fixed) and X = 2 Opp + Oreply,
 //! R = Tsingle / Tfixed = 1 + X C / (C + Lremote)^2 = 1 + (X / Lremote) u (1 - u),
 //! largest at C = Lremote (u = 1/2): Rmax = 1 + X / (4 Lremote). Fixed beats Single by a factor
-//! k (R >= 1 + k) on the u interval (1 -+ sqrt(1 - 4 k Lremote / X)) / 2, empty when
-//! 4 k Lremote > X; Fixed beats Floating where R > 2 (k = 1), which is also where Fixed is
+//! k (R > 1 + k) on the u interval (1 -+ sqrt(1 - 4 k Lremote / X)) / 2, empty when
+//! 4 k Lremote >= X; Fixed beats Floating where R > 2 (k = 1), which is also where Fixed is
 //! 100% better than Single; the paper's cost-effectiveness bar for a second processor costing a
 //! third more is k = 1/3.
 use crate::error::{check_range, ProtoError};
@@ -99,10 +99,11 @@ impl Model {
         1.0 + self.overhead() / (4.0 * self.l_remote_us)
     }
 
-    /// Where Tsingle / Tfixed >= 1 + k (k > 0), or None when it never gets there.
+    /// Where Tsingle / Tfixed exceeds 1 + k (k > 0), or None when it never does (at
+    /// X = 4 k Lremote it only touches 1 + k at u = 1/2).
     pub fn interval(&self, k: f64) -> Option<Interval> {
         let d = 1.0 - 4.0 * k * self.l_remote_us / self.overhead();
-        if d.is_nan() || d < 0.0 || k <= 0.0 {
+        if d.is_nan() || d <= 0.0 || k <= 0.0 {
             return None;
         }
         let s = d.sqrt();
@@ -185,6 +186,8 @@ mod tests {
     #[test]
     fn fixed_beats_floating_only_with_overhead_above_four_latencies() {
         assert!(m(3.99).interval(FIXED_BEATS_FLOATING).is_none());
+        assert!(m(4.0).interval(FIXED_BEATS_FLOATING).is_none());
+        assert!(m(4.01).interval(FIXED_BEATS_FLOATING).is_some());
         let i = m(8.0).interval(FIXED_BEATS_FLOATING).unwrap();
         // u (1 - u) = 1/8: u = (1 -+ sqrt(1/2)) / 2.
         assert!((i.u_low - (1.0 - 0.5f64.sqrt()) / 2.0).abs() < 1e-12);
