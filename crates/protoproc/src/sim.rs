@@ -1152,6 +1152,23 @@ mod tests {
     }
 
     #[test]
+    fn floating_pays_a_role_switch_when_an_idle_processor_goes_back_to_work() {
+        let app = synthetic(40.0, 300);
+        let mut costs = PolicyCosts::table2();
+        costs.role_switch_us = 0.0;
+        let free = simulate(&cfg(Policy::Floating, 2, costs), &app).unwrap();
+        costs.role_switch_us = 50.0;
+        let dear = simulate(&cfg(Policy::Floating, 2, costs), &app).unwrap();
+        assert!(dear.total.switch_us > free.total.switch_us + 50.0 * 100.0);
+        assert!(dear.execution_time_us > free.execution_time_us);
+        // Fixed and Single never pay it.
+        let fixed = simulate(&cfg(Policy::Fixed, 2, costs), &app).unwrap();
+        costs.role_switch_us = 0.0;
+        let fixed0 = simulate(&cfg(Policy::Fixed, 2, costs), &app).unwrap();
+        assert_eq!(fixed.execution_time_us, fixed0.execution_time_us);
+    }
+
+    #[test]
     fn a_saturated_bus_slows_computation_down() {
         let app = App::Tomcatv(Tomcatv {
             iterations: 1,
