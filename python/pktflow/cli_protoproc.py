@@ -69,9 +69,9 @@ def _optname(msg: str) -> str:
     ``--nodes: ...``."""
     m = re.match(r"^(?:bad \w+ request: )?([a-z_]+)(:| must)", msg)
     if m and m.group(1) in _OPTIONS:
-        rest = msg[m.end(1) :]
-        return _OPTIONS[m.group(1)] + rest
-    return msg
+        msg = _OPTIONS[m.group(1)] + msg[m.end(1) :]
+    # Other request keys the message names (``o_reply_us``, ``poll_interval_us``...).
+    return re.sub(r"\b([a-z]+(?:_[a-z]+)+)\b", lambda k: _OPTIONS.get(k.group(1), k.group(1)), msg)
 
 
 def _call(fn, *args, **kw):

@@ -447,7 +447,7 @@ pub fn resolve(r: &SimRequest) -> Result<(SimConfig, App), ProtoError> {
         };
         if costs.notify == Notify::Poll && set == CostSet::Model && r.poll_interval_us.is_none() {
             return Err(ProtoError::Request(
-                "notify poll with the model's costs needs poll_interval_us (the model has no polling)".into(),
+                "poll_interval_us is needed for notify = poll with the model's costs (the model has no polling)".into(),
             ));
         }
     }
