@@ -467,10 +467,16 @@ impl Sim {
         self.push(self.now + dur, Ev::Cpu { cpu, version: v });
     }
 
+    /// The processors of `node` (contiguous: node n has n x cpus .. (n + 1) x cpus).
+    fn on(&self, node: usize) -> std::ops::Range<usize> {
+        let p = self.cfg.cpus as usize;
+        node * p..(node + 1) * p
+    }
+
     fn computing_on(&self, node: usize) -> usize {
-        self.cpus
+        self.cpus[self.on(node)]
             .iter()
-            .filter(|c| c.node == node && matches!(c.busy, Some((Next::Segment, ..))))
+            .filter(|c| matches!(c.busy, Some((Next::Segment, ..))))
             .count()
     }
 
@@ -752,11 +758,8 @@ impl Sim {
     }
 
     fn wake_idle(&mut self, node: usize) {
-        for c in 0..self.cpus.len() {
-            if self.cpus[c].node == node
-                && self.cpus[c].busy.is_none()
-                && self.cpus[c].thread.is_none()
-            {
+        for c in self.on(node) {
+            if self.cpus[c].busy.is_none() && self.cpus[c].thread.is_none() {
                 self.next(c);
             }
         }
@@ -768,10 +771,9 @@ impl Sim {
             return;
         }
         // An idle processor (or Fixed's protocol processor) takes it at once.
-        for c in 0..self.cpus.len() {
+        for c in self.on(node) {
             let cp = &self.cpus[c];
-            if cp.node == node
-                && cp.busy.is_none()
+            if cp.busy.is_none()
                 && cp.thread.is_none()
                 && (self.cfg.policy != Policy::Fixed || cp.dedicated)
             {
@@ -786,9 +788,9 @@ impl Sim {
         }
         // Interrupt the first computing processor.
         self.nodes[node].interrupt_pending = true;
-        let victim = (0..self.cpus.len()).find(|&c| {
-            self.cpus[c].node == node && matches!(self.cpus[c].busy, Some((Next::Segment, ..)))
-        });
+        let victim = self
+            .on(node)
+            .find(|&c| matches!(self.cpus[c].busy, Some((Next::Segment, ..))));
         if let Some(c) = victim {
             self.preempt(c);
             self.nodes[node].interrupt_pending = false;
@@ -880,9 +882,8 @@ impl Sim {
             .push_back((Item::Fault { t, home }, self.now));
         if self.cfg.policy == Policy::Fixed {
             let pp = self
-                .cpus
-                .iter()
-                .position(|c| c.node == node && c.dedicated)
+                .on(node)
+                .find(|&c| self.cpus[c].dedicated)
                 .expect("protocol processor");
             self.next(pp);
             self.next(cpu);
