@@ -437,7 +437,7 @@ def sim_cmd(
 @interruptible
 def table2_cmd(
     misses: Optional[int] = typer.Option(
-        None, "--misses", help="Remote misses of the tight miss loop (1 to 50,000,000). Default: 10,000, as in the paper."
+        None, "--misses", help="Remote misses of the tight miss loop (1 to 1,000,000). Default: 10,000, as in the paper."
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the poll-interval spread. Default: 1."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with the settings used)."),

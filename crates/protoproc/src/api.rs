@@ -552,6 +552,9 @@ pub fn sim_json_with(
 // -------------------------------------------------------------------------------------------
 // table 2
 
+/// Most misses of the Table 2 microbenchmark.
+pub const MAX_TABLE2_MISSES: u64 = 1_000_000;
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Table2Request {
@@ -572,6 +575,12 @@ impl Default for Table2Request {
 /// home handler time per miss ("other" = the rest), beside the paper's figures.
 pub fn table2_json(request: &str) -> Result<String, ProtoError> {
     let r: Table2Request = parse("table2", request)?;
+    if r.misses == 0 || r.misses > MAX_TABLE2_MISSES {
+        return Err(ProtoError::Request(format!(
+            "misses must be between 1 and {MAX_TABLE2_MISSES}, got {}",
+            r.misses
+        )));
+    }
     let app = App::Microbench(Microbench { misses: r.misses });
     let mut rows = Vec::new();
     for (policy, cpus, paper) in [

@@ -36,6 +36,8 @@ use std::collections::{BinaryHeap, HashSet, VecDeque};
 pub const MAX_NODES: u32 = 256;
 pub const MAX_CPUS: u32 = 64;
 pub const MAX_THREADS: u32 = 64;
+/// Most compute slices a run may take (each poll ends one; about a minute of simulation).
+pub const MAX_SLICES: f64 = 2e8;
 /// Largest number of threads over the whole system.
 pub const MAX_TOTAL_THREADS: u64 = 65_536;
 /// Largest compute slice while a bus is modelled (its slowdown is re-evaluated at each slice).
@@ -79,7 +81,25 @@ impl SimConfig {
         }
         self.costs.validate()?;
         crate::error::check_range("bus_share", self.bus_share, 0.0, 100.0)?;
-        app.validate(self.nodes)
+        app.validate(self.nodes)?;
+        // Computation runs in slices that end at each poll (and every 50 us with a bus model):
+        // bound their number before starting.
+        let polls = self.policy != Policy::Fixed && self.costs.notify == Notify::Poll;
+        let mut slice = f64::INFINITY;
+        if polls {
+            slice = self.costs.poll_interval_us * (1.0 - self.costs.poll_jitter).max(0.01);
+        }
+        if self.bus_share > 0.0 {
+            slice = slice.min(BUS_SLICE_NS as f64 / NS);
+        }
+        let slices = app.total_compute_us(self.nodes) / slice;
+        if slices > MAX_SLICES {
+            return Err(ProtoError::Request(format!(
+                "poll_interval_us: about {slices:.2e} compute slices ({:.3e} us of computation cut every {slice:.3} us or less), at most {MAX_SLICES:.0e} per run; lengthen the poll interval or shrink the input",
+                app.total_compute_us(self.nodes)
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -1188,5 +1208,37 @@ mod tests {
             busy.total,
             free.total
         );
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use super::*;
+    use crate::workload::Gauss;
+
+    #[test]
+    fn runs_with_too_many_compute_slices_are_refused_before_they_start() {
+        let app = App::Gauss(Gauss {
+            n: 9000,
+            ..Gauss::default()
+        });
+        let cfg = SimConfig {
+            policy: Policy::Single,
+            nodes: 4,
+            cpus: 1,
+            threads: 1,
+            costs: PolicyCosts::table2(),
+            bus_share: 0.0,
+            seed: 1,
+        };
+        let e = simulate(&cfg, &app).unwrap_err().to_string();
+        assert!(e.contains("compute slices") && e.contains("at most"), "{e}");
+        // Fixed does not poll: the same input is accepted by validation.
+        let fixed = SimConfig {
+            policy: Policy::Fixed,
+            cpus: 2,
+            ..cfg
+        };
+        assert!(fixed.validate(&app).is_ok());
     }
 }

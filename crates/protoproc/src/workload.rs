@@ -198,6 +198,25 @@ impl App {
         }
     }
 
+    /// About how much computation the run holds over all nodes, microseconds (to bound the
+    /// number of compute slices before a run starts).
+    pub fn total_compute_us(&self, nodes: u32) -> f64 {
+        let n = nodes as f64;
+        match self {
+            App::Em3d(e) => {
+                e.graph_nodes as f64 * e.degree as f64 * e.iterations as f64 * e.edge_us
+            }
+            App::Gauss(g) => {
+                let k = g.n as f64;
+                (k * k * k / 3.0 + 2.0 * k * k) * g.element_us
+            }
+            App::Tomcatv(t) => t.n as f64 * t.n as f64 * t.iterations as f64 * t.element_us,
+            App::Synthetic(s) => s.requests as f64 * s.c_us * n,
+            // The spinning home computes for the whole run (about 200 us per miss).
+            App::Microbench(m) => m.misses as f64 * 200.0,
+        }
+    }
+
     /// About how many remote misses the run makes over all nodes (for progress reports).
     pub fn expected_misses(&self, nodes: u32) -> f64 {
         let n = nodes as f64;
