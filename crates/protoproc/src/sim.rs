@@ -16,9 +16,9 @@
 //! * Single and Floating: a processor with no runnable thread, at once (its idle loop polls); a
 //!   computing processor at its next poll (only the poll owner polls, ownership passing round
 //!   robin on every return from the dispatch code) or after an interrupt; a faulting processor
-//!   dispatches right after its fault. Single pays the shared costs always; Floating pays the
-//!   dedicated costs when idle and the shared ones from a thread's context, plus a role switch
-//!   when a processor that acted as protocol processor goes back to computation.
+//!   dispatches right after its fault. Handlers from the idle loop cost the dedicated costs,
+//!   from a thread's context (poll, fault, interrupt) the shared ones. Under Floating a processor
+//!   that acted as protocol processor pays a role switch when it goes back to computation.
 //!
 //! Times are integer nanoseconds inside, microseconds outside. Every run checks that each request
 //! issued got its reply, and stops with "interrupted" when Ctrl-C is pressed.
@@ -506,11 +506,14 @@ impl Sim {
 
     fn costs_for(&self, cpu: usize) -> (HandlerCosts, Class) {
         let c = &self.cpus[cpu];
+        // A processor that handles from its idle loop acts as a protocol processor without
+        // switching from computation: the paper's em3d under Single "spends most of time acting
+        // as a protocol processor, not incurring the overhead of switching between computation
+        // and protocol processing".
         let cls = match self.cfg.policy {
             Policy::Fixed => Class::Dedicated,
-            Policy::Single => Class::Shared,
-            Policy::Floating if c.shared_ctx => Class::Shared,
-            Policy::Floating => Class::Dedicated,
+            _ if c.shared_ctx => Class::Shared,
+            _ => Class::Dedicated,
         };
         let h = if cls == Class::Shared {
             self.cfg.costs.shared

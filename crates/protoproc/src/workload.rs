@@ -159,17 +159,53 @@ impl Default for Synthetic {
     }
 }
 
-/// Table 2's latency microbenchmark: one thread of node 0 performs `misses` remote misses to
-/// node 1 in a tight loop while node 1 spins in a compute loop.
+/// Which of Table 2's microbenchmarks (the paper: "The latency numbers were computed by counting
+/// the time for one processor to perform 10,000 remote misses in a tight miss loop with the home
+/// node spinning in a tight compute loop. Overhead numbers were computed by saturating the
+/// requester (responder) and calculating the time required to process each request (response)").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bench {
+    /// One thread of node 0 misses `misses` times to node 1, which spins computing.
+    Latency,
+    /// Every thread of node 0 misses to node 1 (`misses` in all): node 0 is saturated.
+    Requester,
+    /// Every thread of every node but 0 misses to node 0 (`misses` per node), which spins.
+    Home,
+}
+
+/// Table 2's microbenchmarks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Microbench {
     pub misses: u64,
+    pub bench: Bench,
 }
 
 impl Default for Microbench {
     fn default() -> Self {
-        Microbench { misses: 10_000 }
+        Microbench {
+            misses: 10_000,
+            bench: Bench::Latency,
+        }
+    }
+}
+
+impl Microbench {
+    fn issues(&self, at: &Place) -> bool {
+        match self.bench {
+            Bench::Latency => at.node == 0 && at.thread == 0,
+            Bench::Requester => at.node == 0,
+            Bench::Home => at.node != 0,
+        }
+    }
+
+    fn home(&self) -> u32 {
+        if self.bench == Bench::Home {
+            0
+        } else {
+            1
+        }
     }
 }
 
@@ -213,7 +249,7 @@ impl App {
             App::Tomcatv(t) => t.n as f64 * t.n as f64 * t.iterations as f64 * t.element_us,
             App::Synthetic(s) => s.requests as f64 * s.c_us * n,
             // The spinning home computes for the whole run (about 200 us per miss).
-            App::Microbench(m) => m.misses as f64 * 200.0,
+            App::Microbench(m) => m.misses as f64 * 200.0 * n,
         }
     }
 
@@ -235,6 +271,7 @@ impl App {
                     * (n - 1.0)
             }
             App::Synthetic(s) => s.requests as f64 * n,
+            App::Microbench(m) if m.bench == Bench::Home => m.misses as f64 * (n - 1.0),
             App::Microbench(m) => m.misses as f64,
         }
     }
@@ -362,7 +399,12 @@ fn share(total: u64, i: u32, k: u32) -> u64 {
 impl Program {
     pub fn new(app: App, at: Place) -> Program {
         let seed = mix(at.seed ^ mix(((at.node as u64) << 32) | at.thread as u64));
-        let background = matches!(app, App::Microbench(_)) && at.node != 0;
+        // Microbenchmarks: only the issuing threads count; the home's spinning thread (and
+        // idle others) run in the background.
+        let background = match app {
+            App::Microbench(m) => !m.issues(&at),
+            _ => false,
+        };
         Program {
             app,
             at,
@@ -404,15 +446,20 @@ impl Program {
         let at = self.at;
         match self.app {
             App::Microbench(m) => {
-                if at.node == 0 && at.thread == 0 {
+                let home = m.home();
+                let mine = match m.bench {
+                    Bench::Latency => m.misses,
+                    _ => share(m.misses, at.thread, at.threads),
+                };
+                if m.issues(&at) {
                     let from = p * CHUNK;
-                    if from >= m.misses {
+                    if from >= mine {
                         return false;
                     }
-                    for _ in from..(from + CHUNK).min(m.misses) {
-                        self.buf.push_back(Op::Miss { home: 1 });
+                    for _ in from..(from + CHUNK).min(mine) {
+                        self.buf.push_back(Op::Miss { home });
                     }
-                } else if at.node == 1 && at.thread == 0 {
+                } else if at.node == home && at.thread == 0 {
                     self.buf.push_back(Op::Compute(1e6));
                 } else {
                     return false;
