@@ -10,7 +10,7 @@ trends of Figures 4-6, from pktflow's model and simulator (crates/protoproc, doc
 * Figures 4-6: tomcatv, em3d and gauss on 4 nodes under Single (1 processor), Fixed (2-4) and
   Floating (1-4), one and two threads per compute processor; speedup over Single with one thread.
 
-Run (about a minute):
+Run (about 15 seconds):
 
     python experiments/protoproc.py [--markdown out/protoproc.md] [--json out/protoproc.json]
         [--plot-dir out] [--requests 2000] [--seed 1]

@@ -330,7 +330,7 @@ def sim_cmd(
         help="Floating: cost of going back from protocol processing to computation, microseconds. Default: 14 (table2).",
     ),
     poll_interval: Optional[float] = typer.Option(
-        None, "--poll-interval", help="Mean computation between two polls, microseconds. Default: 26 (table2)."
+        None, "--poll-interval", help="Mean computation between two polls, microseconds. Default: 48.5 (table2)."
     ),
     network: Optional[float] = typer.Option(
         None, "--network", help="One-way network latency, microseconds. Default: 12 (table2)."
