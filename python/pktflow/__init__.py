@@ -25,6 +25,7 @@ __all__ = [
     "noc",
     "npsim",
     "profile",
+    "protoproc",
     "report",
     "tdpm",
     "trace",
@@ -34,7 +35,7 @@ __all__ = [
 __version__: str = _core.__version__
 
 #: Submodules, imported on first use (``pktflow.npsim.maxrate(...)`` works after ``import pktflow``).
-_SUBMODULES = ("npsim", "noc", "tdpm", "report")
+_SUBMODULES = ("npsim", "noc", "tdpm", "protoproc", "report")
 
 
 def __getattr__(name: str) -> Any:

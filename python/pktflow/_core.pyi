@@ -98,6 +98,17 @@ def tdpm_map(request: str) -> str:
 def tdpm_simulate(request: str) -> str:
     """Map an application and simulate the plan on the timing simulator."""
 
+# --- protocol-processing policies (crates/py/src/protoproc.rs) ----------------------------------
+
+def protoproc_model(request: str) -> str:
+    """The protocol-processing paper's analytic model: curves and break-even points (JSON)."""
+
+def protoproc_sim(request: str, progress: Optional[Callable[[int, int], None]] = None) -> str:
+    """One simulation of the Single/Fixed/Floating policies (JSON in, JSON out)."""
+
+def protoproc_table2(request: str) -> str:
+    """Table 2's latency microbenchmark on the simulator (JSON)."""
+
 # --- network-on-chip and stream graphs (crates/py/src/noc.rs) ---------------------------------
 
 def noc_sweep(request: str, progress: Optional[Callable[[int, int, str], Any]] = None) -> str:
