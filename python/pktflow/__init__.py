@@ -26,6 +26,7 @@ __all__ = [
     "npsim",
     "profile",
     "report",
+    "rtc",
     "tdpm",
     "trace",
     "write_synthetic",
@@ -34,7 +35,7 @@ __all__ = [
 __version__: str = _core.__version__
 
 #: Submodules, imported on first use (``pktflow.npsim.maxrate(...)`` works after ``import pktflow``).
-_SUBMODULES = ("npsim", "noc", "tdpm", "report")
+_SUBMODULES = ("npsim", "noc", "tdpm", "rtc", "report")
 
 
 def __getattr__(name: str) -> Any:

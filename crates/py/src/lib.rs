@@ -7,6 +7,7 @@ use std::time::Duration;
 mod app;
 mod noc;
 mod npsim;
+mod rtc;
 mod tdpm;
 
 pyo3::create_exception!(
@@ -95,5 +96,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     noc::register(m)?;
     npsim::register(m)?;
     tdpm::register(m)?;
+    rtc::register(m)?;
     Ok(())
 }

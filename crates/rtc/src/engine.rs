@@ -166,10 +166,10 @@ impl EngineOptions {
             || self.line_bytes < 4
             || self.cache_bytes < self.line_bytes
             || self.cache_bytes > 1 << 28
-            || self.cache_bytes % self.line_bytes != 0
+            || !self.cache_bytes.is_power_of_two()
         {
             return Err(format!(
-                "data cache must be a multiple of its line (a power of two, at least 4 bytes), at most 256 MiB; got {} bytes with {}-byte lines",
+                "the direct-mapped data cache and its line must be powers of two (line at least 4 bytes, cache at most 256 MiB); got {} bytes with {}-byte lines",
                 self.cache_bytes, self.line_bytes
             ));
         }
@@ -358,6 +358,7 @@ pub struct Engine<'a> {
     cores: Vec<Core>,
     cache: Vec<u32>,
     line_shift: u32,
+    line_mask: u32,
     mem_free_at: u64,
     mem_done: VecDeque<u64>,
     cache_busy_cycle: u64,
@@ -454,6 +455,7 @@ impl<'a> Engine<'a> {
                 .collect(),
             cache: vec![u32::MAX; lines as usize],
             line_shift: o.line_bytes.trailing_zeros(),
+            line_mask: lines - 1,
             mem_free_at: 0,
             mem_done: VecDeque::with_capacity(o.memory_queue_entries as usize),
             cache_busy_cycle: u64::MAX,
@@ -545,6 +547,7 @@ impl<'a> Engine<'a> {
             None => u64::MAX,
         };
         let mut c: u64 = 0;
+        let mut rot = 0usize;
         while c < d.cycles {
             if c & 0x3fff == 0 {
                 pktflow_model::cancel::check().map_err(|e| e.to_string())?;
@@ -578,13 +581,23 @@ impl<'a> Engine<'a> {
                     for core in &mut self.cores {
                         core.rr = ((core.rr as u64 + gap) % tpc as u64) as u32;
                     }
+                    rot = ((rot as u64 + gap) % cores as u64) as usize;
                     c = until;
                     continue;
                 }
             }
-            let start = (c % cores as u64) as usize;
+            // The core served first rotates every cycle (fair access to shared resources).
+            let start = rot;
+            rot += 1;
+            if rot == cores {
+                rot = 0;
+            }
             for k in 0..cores {
-                let core = (start + k) % cores;
+                let core = if start + k >= cores {
+                    start + k - cores
+                } else {
+                    start + k
+                };
                 let cat = self.issue(core, c)?;
                 let b = &mut self.rep.breakdown;
                 match cat {
@@ -749,7 +762,7 @@ impl<'a> Engine<'a> {
         let g = match self.o.scheduler {
             Scheduler::RoundRobin => {
                 let i = self.cores[core].rr as usize;
-                self.cores[core].rr = ((i + 1) % tpc) as u32;
+                self.cores[core].rr = if i + 1 == tpc { 0 } else { i as u32 + 1 };
                 let g = base + i;
                 let t = &self.threads[g];
                 if t.awaiting_restart {
@@ -908,7 +921,7 @@ impl<'a> Engine<'a> {
             self.threads[g].conflict_checked = true;
         }
         let line = a >> self.line_shift;
-        let idx = (line as usize) % self.cache.len();
+        let idx = (line & self.line_mask) as usize;
         let hit = self.cache[idx] == line;
         let t = &self.threads[g];
         let replay_done = t.load_wait && t.load_done_at <= c;

@@ -218,6 +218,20 @@ impl ConflictTable {
     }
 }
 
+/// Appendix B's conflict probability when `contexts` transactions each access one location
+/// drawn uniformly from `range` (each location its own signature bit): one minus the chance
+/// that all locations differ, `1 - range! / ((range - contexts)! * range^contexts)`.
+pub fn appendix_b_conflict_probability(range: u32, contexts: u32) -> f64 {
+    if contexts > range {
+        return 1.0;
+    }
+    let mut all_differ = 1.0f64;
+    for i in 0..contexts {
+        all_differ *= (range - i) as f64 / range as f64;
+    }
+    1.0 - all_differ
+}
+
 /// Contention managers: how many aborted transactions restart at each commit (chapter 8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ContentionManager {
@@ -375,6 +389,44 @@ mod tests {
         assert_eq!(Cm1.restarts(0), 0);
         assert_eq!(ContentionManager::parse("cm1/2").unwrap(), Cm12);
         assert!(ContentionManager::parse("cm3").is_err());
+    }
+
+    #[test]
+    fn appendix_b_probability_matches_the_thesis_and_the_table() {
+        let p = appendix_b_conflict_probability;
+        assert!((p(1024, 32) - 0.39).abs() < 0.01);
+        assert!((p(8, 32) - 1.0).abs() < 1e-12);
+        assert!((p(8, 8) - (1.0 - 40320.0 / 16_777_216.0)).abs() < 1e-9);
+        // 2 cores (8 contexts) at range 1024: 0.027 by the formula.
+        assert!((p(1024, 8) - 0.027).abs() < 0.001);
+        // The table sees exactly these conflicts: 32 contexts each write one of 1024 words
+        // (one bit each); count trials where some write meets an earlier one.
+        // A fresh table per trial: reusing one would add the false conflicts of 2-bit version
+        // wrap-around (rows touched once every few transactions), a separate effect.
+        let h = Hasher::new(SignatureKind::Bitsel, 1024, 1, 0, None).unwrap();
+        let mut s = 99u64;
+        let trials = 4000;
+        let mut hit = 0;
+        for _ in 0..trials {
+            let mut t = ConflictTable::new(h.clone(), 32).unwrap();
+            let mut any = false;
+            for c in 0..32 {
+                t.begin(c);
+                let loc = (splitmix(&mut s) % 1024) as u32;
+                any |= t.access(c, 0x1000_0000 + 4 * loc, true) != Check::Ok;
+            }
+            hit += any as u32;
+        }
+        let f = hit as f64 / trials as f64;
+        assert!((f - p(1024, 32)).abs() < 0.035, "{f}");
+    }
+
+    fn splitmix(x: &mut u64) -> u64 {
+        *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = *x;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
     }
 
     #[test]
