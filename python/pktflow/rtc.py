@@ -158,7 +158,7 @@ def run(
     ``parametric``) on the ``netthreads`` machine. Options left None take the Rust defaults
     (recorded in the result's ``settings``). Returns ``packets_per_second``, ``gbps``,
     ``bracket``, ``breakdown`` (shares of issue slots), ``commits_per_second``,
-    ``aborts_per_transaction``, ``bottleneck`` (a sentence), ``run`` (the run at that rate) and
+    ``aborts_per_transaction``, ``bottleneck`` (a sentence), ``report`` (the run at that rate) and
     ``probes`` (every tested rate). ``parametric`` sets appendix B's benchmark:
     ``{"iter_non_tm", "iter_tm", "range", "work_instructions"}``.
     """

@@ -213,6 +213,9 @@ impl Default for SearchSpec {
     }
 }
 
+/// Longest window (simulated seconds; the thesis monitors 5).
+pub const MAX_WINDOW_SECONDS: f64 = 60.0;
+
 /// Most simulated cycles of one run (2^40, about 2.4 hours at 125 MHz).
 pub const MAX_WINDOW_CYCLES: u64 = 1 << 40;
 
@@ -291,9 +294,9 @@ pub fn resolve(req: &RtcRequest) -> Result<EngineOptions, String> {
 impl SearchSpec {
     pub fn validate(&self) -> Result<(), String> {
         let w = self.window_seconds;
-        if !(w.is_finite() && w > 0.0) {
+        if !(w.is_finite() && w > 0.0 && w <= MAX_WINDOW_SECONDS) {
             return Err(format!(
-                "--window-seconds must be a positive number, got {w}"
+                "--window-seconds must be above 0 and at most {MAX_WINDOW_SECONDS}, got {w}"
             ));
         }
         if self.runs == 0 || self.runs > 1000 {
@@ -376,8 +379,8 @@ pub struct RtcResult {
     pub commit_without_abort: f64,
     pub breakdown: BreakdownShare,
     pub bottleneck: String,
-    /// The run at the maximum rate.
-    pub run: RunReport,
+    /// The run at the maximum rate (`run` is the JSON output's record of the command).
+    pub report: RunReport,
     pub probes: Vec<Probe>,
     pub settings: serde_json::Value,
     pub interrupted: bool,
@@ -633,7 +636,7 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
         },
         breakdown: share,
         bottleneck,
-        run: rep,
+        report: rep,
         probes,
         settings: serde_json::json!({
             "workload": req.workload,
@@ -784,8 +787,8 @@ mod tests {
         assert!(r.bracket[0] <= r.bracket[1]);
         assert!((r.bracket[1] - r.bracket[0]) <= 0.011 * r.bracket[1]);
         assert!(r.probes.iter().any(|p| p.passed) && r.probes.iter().any(|p| !p.passed));
-        assert_eq!(r.run.dropped, 0);
-        assert_eq!(r.run.breakdown.total(), r.run.cycles * 2);
+        assert_eq!(r.report.dropped, 0);
+        assert_eq!(r.report.breakdown.total(), r.report.cycles * 2);
         assert!(!r.bottleneck.is_empty());
         // Determinism.
         let again = rtc(&req("echo"), &mut |_, _| {}).unwrap();
@@ -797,18 +800,18 @@ mod tests {
         let mut q = req("nat");
         q.search.criterion = Criterion::Saturation;
         let l = rtc(&q, &mut |_, _| {}).unwrap();
-        assert!(l.run.completed > 0);
+        assert!(l.report.completed > 0);
         q.engine.sync = Some(SyncMode::Tm);
         q.engine.scheduler = Some(Scheduler::LockAware);
         let t = rtc(&q, &mut |_, _| {}).unwrap();
-        assert!(t.run.completed > 0);
+        assert!(t.report.completed > 0);
         assert!(
-            t.run.commits > 0,
+            t.report.commits > 0,
             "nat's critical sections become transactions"
         );
         q.engine.signature = Some(SignatureKind::Trie);
         let tr = rtc(&q, &mut |_, _| {}).unwrap();
-        assert!(tr.run.commits > 0);
+        assert!(tr.report.commits > 0);
     }
 
     #[test]

@@ -43,8 +43,8 @@ fn mostly_critical_code_transactions_beat_locks_and_scale() {
     let speedup = tm2.packets_per_second / nt2.packets_per_second;
     // One lock holder alone at IPC ~0.5 against 8 contexts keeping two cores at IPC ~1.
     assert!(speedup > 2.5, "TM2P / NT2P = {speedup}");
-    assert!(nt2.run.mean_active_contexts < 2.0);
-    assert!(tm2.run.mean_active_contexts > 4.0);
+    assert!(nt2.report.mean_active_contexts < 2.0);
+    assert!(tm2.report.mean_active_contexts > 4.0);
     let tm8 = run(8, SyncMode::Tm, 16, 1024);
     assert!(tm8.packets_per_second > 1.5 * tm2.packets_per_second);
     // High conflict intensity (range 8): more aborts per transaction, fewer active contexts.
