@@ -366,6 +366,8 @@ pub struct Engine<'a> {
     cache_locked_until: u64,
     owner: Vec<u32>,
     held: Vec<u32>,
+    /// Mutex of each lock id (ids fold onto the mutexes round-robin).
+    mutex_of: Vec<u32>,
     tx_lock: Vec<bool>,
     table: Option<ConflictTable>,
     waiting: VecDeque<u32>,
@@ -462,6 +464,7 @@ impl<'a> Engine<'a> {
             cache_busy_owner: NONE,
             cache_locked_until: 0,
             owner: vec![NONE; mutexes as usize],
+            mutex_of: (0..locks).map(|i| i % mutexes).collect(),
             held: vec![0; mutexes as usize],
             tx_lock,
             table,
@@ -525,8 +528,12 @@ impl<'a> Engine<'a> {
         self.threads[g].ready_at = c + 1 + d;
     }
 
+    #[inline]
     fn mutex(&self, id: u32) -> usize {
-        (id as usize) % self.owner.len()
+        match self.mutex_of.get(id as usize) {
+            Some(&m) => m as usize,
+            None => (id as usize) % self.owner.len(),
+        }
     }
 
     /// Run `d` from the current state (a fresh engine per run: state carries over otherwise).
@@ -811,6 +818,18 @@ impl<'a> Engine<'a> {
                 }
             }
         };
+        // Fast path: the next instruction of a computation gap.
+        {
+            let t = &mut self.threads[g];
+            if t.has_work && t.compute_left > 1 {
+                t.compute_left -= 1;
+                if t.tx_depth > 0 {
+                    t.tx_instr += 1;
+                }
+                self.hazard(g, c);
+                return Ok(Cat::Busy);
+            }
+        }
         let cat = self.exec(core, g, c)?;
         if matches!(cat, Cat::Busy | Cat::NoPacket) {
             self.hazard(g, c);
@@ -843,6 +862,7 @@ impl<'a> Engine<'a> {
         Some(done)
     }
 
+    #[inline]
     fn exec(&mut self, core: usize, g: usize, c: u64) -> Result<Cat, String> {
         if !self.threads[g].has_work {
             let sat = self.saturate;
