@@ -127,3 +127,12 @@ def test_conflicts_window_exit_0_or_2(capsys, val):
     code, out, err = run_main(capsys, "conflicts", "parametric", "--packets", "60", "--window", val, "--json")
     assert code in (0, 2), err
     assert "Traceback" not in err
+
+
+def test_rtc_result_reruns_identically(tmp_path):
+    out = tmp_path / "rtc.json"
+    p = run_cli("rtc", "router", "--window-seconds", "0.001", "--packets", "100", "--scheduler", "lock-aware",
+                "--sync", "tm", "--signature", "h3", "--json")
+    out.write_text(p.stdout)
+    same = run_cli("rerun", str(out))
+    assert "identical" in same.stdout

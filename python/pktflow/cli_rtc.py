@@ -173,6 +173,10 @@ def conflicts_cmd(
     for p in r["windows"]:
         t.add_row(str(p["window"]), str(p["packets"]), str(p["conflicting"]), f"{100 * p['fraction']:.1f}%")
     console.print(t)
+    if r["conflicting_objects"]:
+        w = r["windows"][0]["window"]
+        top = ", ".join(f"{escape(o['object'])} ({o['pairs']})" for o in r["conflicting_objects"][:5])
+        console.print(f"state shared by conflicting pairs (window {w}): {top}")
 
 
 def register(app: typer.Typer) -> None:

@@ -724,14 +724,46 @@ pub struct ConflictsResult {
     /// Packets that touch persistent state at all.
     pub packets_with_shared_state: u64,
     pub windows: Vec<WindowPoint>,
+    /// State objects in the overlaps of conflicting packet pairs within the smallest window,
+    /// with the number of such pairs (most first, at most 10).
+    pub conflicting_objects: Vec<ObjectPairs>,
     pub settings: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ObjectPairs {
+    pub object: String,
+    pub pairs: u64,
 }
 
 pub fn conflicts(req: &ConflictsRequest) -> Result<ConflictsResult, String> {
     let (lo, hi) = conflicts::parse_window(req.window.as_deref().unwrap_or("2:16"))?;
     let l = req.workload.load(0)?;
     let windows = conflicts::windows(&l.sets, lo, hi)?;
+    let mut objects = conflicts::conflicting_objects(&l.sets, lo);
+    objects.truncate(10);
+    let conflicting_objects = objects
+        .into_iter()
+        .map(|(o, pairs)| ObjectPairs {
+            object: l
+                .workload
+                .region_names
+                .iter()
+                .find(|r| r.1.ends_with(&format!("#{o}")))
+                .map(|r| r.1.clone())
+                .unwrap_or_else(|| {
+                    l.workload
+                        .region_names
+                        .first()
+                        .map(|r| r.1.clone())
+                        .filter(|_| o == 0)
+                        .unwrap_or_else(|| format!("object {o}"))
+                }),
+            pairs,
+        })
+        .collect();
     Ok(ConflictsResult {
+        conflicting_objects,
         app: req.workload.app.clone(),
         packets: l.sets.len() as u64,
         packets_with_shared_state: l

@@ -58,6 +58,38 @@ pub fn conflict(a: &Sets, b: &Sets) -> bool {
         || intersects(&a.reads, &b.writes)
 }
 
+/// Objects in the intersections of conflicting packet pairs within windows of `w` packets:
+/// `(object, pairs)`, most pairs first.
+pub fn conflicting_objects(sets: &[Sets], w: u32) -> Vec<(u32, u64)> {
+    let mut count: std::collections::BTreeMap<u32, u64> = Default::default();
+    let mut objs: Vec<u32> = Vec::new();
+    for chunk in sets.chunks_exact(w.max(2) as usize) {
+        for i in 0..chunk.len() {
+            for j in i + 1..chunk.len() {
+                objs.clear();
+                let (a, b) = (&chunk[i], &chunk[j]);
+                for (x, y) in [
+                    (&a.writes, &b.writes),
+                    (&a.writes, &b.reads),
+                    (&a.reads, &b.writes),
+                ] {
+                    for l in x {
+                        if y.binary_search(l).is_ok() && !objs.contains(&l.0) {
+                            objs.push(l.0);
+                        }
+                    }
+                }
+                for o in &objs {
+                    *count.entry(*o).or_default() += 1;
+                }
+            }
+        }
+    }
+    let mut v: Vec<(u32, u64)> = count.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    v
+}
+
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct WindowPoint {
     pub window: u32,
@@ -158,6 +190,8 @@ mod tests {
         assert!((p[2].fraction - 0.5).abs() < 1e-12);
         assert!(windows(&v, 1, 4).is_err());
         assert!(windows(&v, 5, 4).is_err());
+        let objs = conflicting_objects(&v, 2);
+        assert_eq!(objs, vec![(1, 1)]);
     }
 
     #[test]

@@ -787,20 +787,17 @@ impl<'a> Engine<'a> {
                 let r = self.cores[core].rr as usize;
                 let mut pick = None;
                 for k in 0..tpc {
-                    let i = (r + k) % tpc;
+                    let i = if r + k >= tpc { r + k - tpc } else { r + k };
                     let t = &self.threads[base + i];
-                    if !t.blocked
-                        && !t.awaiting_restart
-                        && t.ready_at <= c
-                        && !(t.load_wait && t.load_done_at > c)
-                    {
+                    let waiting_load = t.load_wait && t.load_done_at > c;
+                    if !t.blocked && !t.awaiting_restart && t.ready_at <= c && !waiting_load {
                         pick = Some(i);
                         break;
                     }
                 }
                 match pick {
                     Some(i) => {
-                        self.cores[core].rr = ((i + 1) % tpc) as u32;
+                        self.cores[core].rr = if i + 1 == tpc { 0 } else { i as u32 + 1 };
                         base + i
                     }
                     None => {
