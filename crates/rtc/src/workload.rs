@@ -10,8 +10,10 @@
 //! machine's mutexes round-robin (aliasing), unless mutexes are unlimited.
 //!
 //! Addresses (the traces carry (object, key) and offsets, not addresses):
-//! * persistent state (static and dynamic): object `o` owns a 1 MiB region in the shared heap,
-//!   and key `k` is word `k mod 2^18` of it (so a table's slots stay in address order);
+//! * persistent state (static and dynamic): object `o` owns a 1 MiB region in the shared heap
+//!   (the n-th object seen gets region n), and key `k` is word `(k + 37 n) mod 2^18` of it (so a
+//!   table's slots stay in address order, and different objects' first words differ in their low
+//!   address bits, as objects laid out one after another in a heap would);
 //! * stack and packet meta-data: the thread's private stack region, at the access's offset
 //!   modulo 4 KiB (the engine adds the thread's stack base);
 //! * packet data: the packet's input-buffer slot, at the access's offset (on-chip, not cached);
@@ -249,7 +251,11 @@ impl TraceCompiler {
                     }
                     MemType::StaticState | MemType::DynamicState => {
                         let r = self.region_of(a.object);
-                        let word = (a.key % (REGION_BYTES as u64 / 4)) as u32;
+                        // Objects start at staggered words (37 words per region index) so
+                        // that different objects' first words do not share the low address
+                        // bits a direct-mapped cache or a bit-selection signature uses.
+                        let stagger = ((r - (HEAP_BASE >> 20)) as u64) * 37;
+                        let word = ((a.key + stagger) % (REGION_BYTES as u64 / 4)) as u32;
                         (Class::Shared, (r << 20) | (word * 4))
                     }
                 };
