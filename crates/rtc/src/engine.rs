@@ -929,6 +929,13 @@ impl<'a> Engine<'a> {
             && self.threads[g].tx_depth > 0
             && self.threads[g].tx_real
             && self.table.is_some();
+        if !tracked && !self.threads[g].conflict_checked {
+            // Every memory reference reads its signature row (lazy clear of stale bits).
+            if let Some(tb) = self.table.as_mut() {
+                tb.touch(a);
+                self.threads[g].conflict_checked = true;
+            }
+        }
         if tracked && !self.threads[g].conflict_checked {
             let chk = self.table.as_mut().unwrap().access(g as u32, a, write);
             if let Check::Conflict { .. } = chk {
