@@ -326,8 +326,9 @@ impl SearchSpec {
 pub struct Probe {
     pub packets_per_second: f64,
     pub passed: bool,
-    /// Runs without a drop (of `runs`).
+    /// Runs without a drop (of `runs_done`; runs stop once the outcome is decided).
     pub clean_runs: u32,
+    pub runs_done: u32,
     pub runs: u32,
 }
 
@@ -497,8 +498,10 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
             |rate: f64, probes: &mut Vec<Probe>| -> Result<(bool, Option<RunReport>), String> {
                 let ia = clock_hz / rate;
                 let mut clean = 0;
+                let mut done = 0;
                 let mut last = None;
                 for k in 0..runs {
+                    done += 1;
                     let rep = r.run(
                         s.seed.wrapping_add(k as u64),
                         Drive {
@@ -529,6 +532,7 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
                     packets_per_second: rate,
                     passed,
                     clean_runs: clean,
+                    runs_done: done,
                     runs,
                 });
                 step += 1;
@@ -676,10 +680,13 @@ fn bottleneck(
         (b.squashed, "shared-cache contention: accesses replayed behind other threads' writes"),
         (b.no_packet, "idle threads: packets are not arriving fast enough to keep every thread busy (bursts fill the input buffer)"),
     ];
-    let (share, what) = cats
+    let (share, mut what) = cats
         .iter()
         .copied()
         .fold((0.0, ""), |a, x| if x.0 > a.0 { x } else { a });
+    if o.mode == ExecMode::Pipeline && what == cats[4].1 {
+        what = "pipeline imbalance: threads wait for their stage's next packet (the slowest stage sets the rate)";
+    }
     if b.busy >= 0.8 {
         parts.push(format!(
             "computation: the cores issue an instruction in {} of their cycles",
