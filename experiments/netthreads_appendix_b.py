@@ -62,7 +62,8 @@ def main() -> None:
                 rows += [nt, t]
                 print(
                     f"{cores:5} {rng:5} {tm / non_tm:19.3f} {nt['iterations_per_second']:8.0f} "
-                    f"{t['iterations_per_second']:8.0f} {t['iterations_per_second'] / nt['iterations_per_second']:8.2f} "
+                    f"{t['iterations_per_second']:8.0f} "
+                    f"{t['iterations_per_second'] / nt['iterations_per_second']:8.2f} "
                     f"{nt['active_contexts']:10.2f} {t['active_contexts']:10.2f} {t['aborts_per_transaction']:10.3f}"
                 )
     if a.json:

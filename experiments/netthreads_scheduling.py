@@ -39,16 +39,20 @@ def main() -> None:
     a = ap.parse_args()
     for app in a.apps.split(","):
         c = rtc.conflicts(app, packets=a.packets)
-        print(f"{app}: conflicting packets, window 2 -> 16: "
-              f"{100 * c['windows'][0]['fraction']:.1f}% -> {100 * c['windows'][-1]['fraction']:.1f}%")
+        print(
+            f"{app}: conflicting packets, window 2 -> 16: "
+            f"{100 * c['windows'][0]['fraction']:.1f}% -> {100 * c['windows'][-1]['fraction']:.1f}%"
+        )
         base = None
         for label, kw in CONFIGS:
             r = rtc.run(app, window_seconds=a.window_seconds, criterion=a.criterion, packets=a.packets, **kw)
             base = base or r["packets_per_second"]
             b = r["breakdown"]
             print(
-                f"  {label:30} {r['packets_per_second'] / 1e3:9.1f} kpps ({100 * (r['packets_per_second'] / base - 1):+6.1f}%)"
-                f"  busy {100 * b['busy']:4.1f}%  no packet {100 * b['no_packet']:4.1f}%  locked {100 * b['locked']:4.1f}%"
+                f"  {label:30} {r['packets_per_second'] / 1e3:9.1f} kpps "
+                f"({100 * (r['packets_per_second'] / base - 1):+6.1f}%)"
+                f"  busy {100 * b['busy']:4.1f}%  no packet {100 * b['no_packet']:4.1f}%"
+                f"  locked {100 * b['locked']:4.1f}%"
                 f"  aborts/tx {r['aborts_per_transaction']:.3f}"
             )
 

@@ -60,8 +60,21 @@ def test_lock_aware_scheduling_and_tm_on_nat():
 def test_cli_table_json_and_conflicts(tmp_path):
     p = run_cli("rtc", "echo", "--window-seconds", "0.002", "--packets", "100")
     assert "maximum rate" in p.stdout and "bottleneck" in p.stdout
-    doc = json.loads(run_cli("rtc", "parametric", "--criterion", "saturation", "--sync", "tm",
-                             "--window-seconds", "0.001", "--packets", "100", "--json").stdout)
+    doc = json.loads(
+        run_cli(
+            "rtc",
+            "parametric",
+            "--criterion",
+            "saturation",
+            "--sync",
+            "tm",
+            "--window-seconds",
+            "0.001",
+            "--packets",
+            "100",
+            "--json",
+        ).stdout
+    )
     assert doc["settings"]["engine"]["sync"] == "tm" and doc["report"]["commits"] > 0
     assert doc["run"]["argv"][:2] == ["rtc", "parametric"]
     c = json.loads(run_cli("conflicts", "nat", "--packets", "300", "--json").stdout)
@@ -101,13 +114,35 @@ NUMS = st.sampled_from(["0", "-1", "nan", "inf", "1e300", "4294967296", "0.5", "
 @settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     opt=st.sampled_from(
-        ["--cores", "--threads", "--signature-bits", "--window-seconds", "--packets", "--runs", "--tolerance", "--mutexes", "--range", "--iter-tm"]
+        [
+            "--cores",
+            "--threads",
+            "--signature-bits",
+            "--window-seconds",
+            "--packets",
+            "--runs",
+            "--tolerance",
+            "--mutexes",
+            "--range",
+            "--iter-tm",
+        ]
     ),
     val=NUMS,
 )
 def test_rtc_numeric_options_exit_0_or_2(capsys, opt, val):
-    argv = ["rtc", "parametric", "--packets", "50", "--criterion", "saturation", "--window-seconds", "0.0005",
-            "--sync", "tm", "--json"]
+    argv = [
+        "rtc",
+        "parametric",
+        "--packets",
+        "50",
+        "--criterion",
+        "saturation",
+        "--window-seconds",
+        "0.0005",
+        "--sync",
+        "tm",
+        "--json",
+    ]
     if opt in argv:
         argv[argv.index(opt) + 1] = val
     else:
@@ -131,8 +166,21 @@ def test_conflicts_window_exit_0_or_2(capsys, val):
 
 def test_rtc_result_reruns_identically(tmp_path):
     out = tmp_path / "rtc.json"
-    p = run_cli("rtc", "router", "--window-seconds", "0.001", "--packets", "100", "--scheduler", "lock-aware",
-                "--sync", "tm", "--signature", "h3", "--json")
+    p = run_cli(
+        "rtc",
+        "router",
+        "--window-seconds",
+        "0.001",
+        "--packets",
+        "100",
+        "--scheduler",
+        "lock-aware",
+        "--sync",
+        "tm",
+        "--signature",
+        "h3",
+        "--json",
+    )
     out.write_text(p.stdout)
     same = run_cli("rerun", str(out))
     assert "identical" in same.stdout

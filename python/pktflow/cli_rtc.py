@@ -17,7 +17,10 @@ from pktflow._ui import console, emit_json
 from pktflow.cli_np import interruptible
 from pktflow.rtc import Cm, Criterion, Mode, Scheduler, Signature, Sync
 
-_APP_HELP = "Built-in app (router, nat, ...), Click file, echo (the thesis's packet copier) or parametric (appendix B's benchmark)."
+_APP_HELP = (
+    "Built-in app (router, nat, ...), Click file, echo (the thesis's packet copier) "
+    "or parametric (appendix B's benchmark)."
+)
 
 
 def _v(x):
@@ -27,27 +30,41 @@ def _v(x):
 @interruptible
 def rtc_cmd(
     app_name: str = typer.Argument(..., metavar="APP", help=_APP_HELP),
-    arch: Optional[str] = typer.Option(None, "--arch", help="Soft multiprocessor preset or TOML file. Default: netthreads."),
+    arch: Optional[str] = typer.Option(
+        None, "--arch", help="Soft multiprocessor preset or TOML file. Default: netthreads."
+    ),
     arch_set: Optional[List[str]] = typer.Option(
-        None, "--set", metavar="KEY=VALUE", help="Override one architecture parameter (e.g. netthreads.mutexes=32); repeatable."
+        None,
+        "--set",
+        metavar="KEY=VALUE",
+        help="Override one architecture parameter (e.g. netthreads.mutexes=32); repeatable.",
     ),
     cores: Optional[int] = typer.Option(None, "--cores", help="Cores (1 to 64). Default: the architecture's (2)."),
-    threads: Optional[int] = typer.Option(None, "--threads", help="Thread contexts per core (1 to 64). Default: the architecture's (4)."),
+    threads: Optional[int] = typer.Option(
+        None, "--threads", help="Thread contexts per core (1 to 64). Default: the architecture's (4)."
+    ),
     scheduler: Optional[Scheduler] = typer.Option(
         None,
         "--scheduler",
         help="round-robin (fixed thread slots; waiters spin; default) or lock-aware (a thread whose lock request fails "
         "is descheduled until a lock is released; threads in a hazard give their slot away).",
     ),
-    sync: Optional[Sync] = typer.Option(None, "--sync", help="Critical sections as locks (default) or as transactions (tm)."),
-    mode: Optional[Mode] = typer.Option(
-        None, "--mode", help="run-to-completion (a thread runs a whole packet; default) or pipeline (one stage per thread)."
+    sync: Optional[Sync] = typer.Option(
+        None, "--sync", help="Critical sections as locks (default) or as transactions (tm)."
     ),
-    cm: Optional[Cm] = typer.Option(None, "--cm", help="Contention manager with --sync tm: cm1, cm2, cm1/2 or cm4 (default)."),
+    mode: Optional[Mode] = typer.Option(
+        None,
+        "--mode",
+        help="run-to-completion (a thread runs a whole packet; default) or pipeline (one stage per thread).",
+    ),
+    cm: Optional[Cm] = typer.Option(
+        None, "--cm", help="Contention manager with --sync tm: cm1, cm2, cm1/2 or cm4 (default)."
+    ),
     signature: Optional[Signature] = typer.Option(
         None,
         "--signature",
-        help="Conflict detection with --sync tm: perfect, bitsel (default), h3, pbx, lepbx or trie (trained on another trace).",
+        help="Conflict detection with --sync tm: perfect, bitsel (default), h3, pbx, lepbx "
+        "or trie (trained on another trace).",
     ),
     signature_bits: Optional[int] = typer.Option(
         None, "--signature-bits", help="Signature bits (1 to 1048576). Default: 1024 (64 for the trie)."
@@ -69,19 +86,31 @@ def rtc_cmd(
     tolerance: Optional[float] = typer.Option(
         None, "--tolerance", help="Stop the search when the rate bracket is narrower than this fraction. Default: 0.01."
     ),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the hazard model and the first packet. Default: 1."),
+    seed: Optional[int] = typer.Option(
+        None, "--seed", help="Seed of the hazard model and the first packet. Default: 1."
+    ),
     packets: Optional[int] = typer.Option(
         None, "--packets", help="Packets in the pool the threads cycle through (1 to 1,000,000). Default: 2,000."
     ),
     trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng input instead of synthetic traffic."),
-    traffic_seed: Optional[int] = typer.Option(None, "--traffic-seed", help="Seed of the synthetic traffic. Default: 1."),
-    packet_bytes: Optional[int] = typer.Option(None, "--packet-bytes", help="Frame size of echo's packets (64 to 9000). Default: 64."),
-    iter_non_tm: Optional[int] = typer.Option(None, "--iter-non-tm", help="parametric: work() calls outside the critical section. Default: 4."),
-    iter_tm: Optional[int] = typer.Option(None, "--iter-tm", help="parametric: work() calls inside the critical section. Default: 4."),
+    traffic_seed: Optional[int] = typer.Option(
+        None, "--traffic-seed", help="Seed of the synthetic traffic. Default: 1."
+    ),
+    packet_bytes: Optional[int] = typer.Option(
+        None, "--packet-bytes", help="Frame size of echo's packets (64 to 9000). Default: 64."
+    ),
+    iter_non_tm: Optional[int] = typer.Option(
+        None, "--iter-non-tm", help="parametric: work() calls outside the critical section. Default: 4."
+    ),
+    iter_tm: Optional[int] = typer.Option(
+        None, "--iter-tm", help="parametric: work() calls inside the critical section. Default: 4."
+    ),
     access_range: Optional[int] = typer.Option(
         None, "--range", help="parametric: locations the critical access picks from. Default: 1024."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document (with the settings used) instead of a table."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print one JSON document (with the settings used) instead of a table."
+    ),
 ) -> None:
     """Maximum sustainable packet rate of APP when every hardware thread runs whole packets
     (NetThreads), with locks or transactional memory (NetTM)."""
@@ -156,7 +185,9 @@ def conflicts_cmd(
     ),
     packets: Optional[int] = typer.Option(None, "--packets", help="Packets traced (1 to 1,000,000). Default: 2,000."),
     trace: Optional[str] = typer.Option(None, "--trace", help="pcap/pcapng input instead of synthetic traffic."),
-    traffic_seed: Optional[int] = typer.Option(None, "--traffic-seed", help="Seed of the synthetic traffic. Default: 1."),
+    traffic_seed: Optional[int] = typer.Option(
+        None, "--traffic-seed", help="Seed of the synthetic traffic. Default: 1."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
 ) -> None:
     """Fraction of packets whose processing conflicts with another packet's within windows of
@@ -166,7 +197,8 @@ def conflicts_cmd(
         emit_json(r)
         return
     t = Table(
-        title=f"{r['app']}: conflicting packets ({r['packets']} packets, {r['packets_with_shared_state']} touch shared state)"
+        title=f"{r['app']}: conflicting packets ({r['packets']} packets, "
+        f"{r['packets_with_shared_state']} touch shared state)"
     )
     for col in ("window", "packets", "conflicting", "fraction"):
         t.add_column(col, justify="right")
