@@ -87,8 +87,19 @@ def test_cli_table_json_and_conflicts(tmp_path):
     assert "conflicting" in t.stdout
 
 
+def test_only_listed_locks_become_transactions():
+    # nat's lock 0 as a transaction, the others stay locks (its sections never nest, so no lock
+    # is ever taken inside a transaction).
+    part = rtc.run("nat", sync="tm", tx_locks=[0], criterion="saturation", **SHORT)
+    full = rtc.run("nat", sync="tm", criterion="saturation", **SHORT)
+    assert 0 < part["report"]["transactions"] < full["report"]["transactions"]
+    assert part["report"]["lock_failures"] > full["report"]["lock_failures"]
+    assert part["settings"]["engine"]["tx_locks"] == [0]
+
+
 def test_bad_input_is_one_line_exit_2(capsys):
     for argv in (
+        ["rtc", "echo", "--tx-locks", "a,b"],
         ["rtc", "echo", "--cores", "0"],
         ["rtc", "echo", "--window-seconds", "nan"],
         ["rtc", "echo", "--window-seconds", "1000"],

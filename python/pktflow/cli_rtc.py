@@ -12,7 +12,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from pktflow import _ui, rtc
+from pktflow import PktflowError, _ui, rtc
 from pktflow._ui import console, emit_json
 from pktflow.cli_np import interruptible
 from pktflow.rtc import Cm, Criterion, Mode, Scheduler, Signature, Sync
@@ -73,6 +73,12 @@ def rtc_cmd(
     unlimited_mutexes: bool = typer.Option(
         False, "--unlimited-mutexes", help="One mutex per lock (no two structures share a mutex)."
     ),
+    tx_locks: Optional[str] = typer.Option(
+        None,
+        "--tx-locks",
+        metavar="ID,ID,...",
+        help="With --sync tm, only these lock ids are transactions; the others stay locks. Default: all.",
+    ),
     criterion: Optional[Criterion] = typer.Option(
         None,
         "--criterion",
@@ -114,6 +120,12 @@ def rtc_cmd(
 ) -> None:
     """Maximum sustainable packet rate of APP when every hardware thread runs whole packets
     (NetThreads), with locks or transactional memory (NetTM)."""
+    ids = None
+    if tx_locks is not None:
+        try:
+            ids = [int(x) for x in tx_locks.split(",") if x.strip()]
+        except ValueError:
+            raise PktflowError(f"--tx-locks must be lock ids separated by commas, got '{tx_locks}'") from None
     with _ui.progress("rtc", "rates") as prog:
 
         def progress(done: int, total: int) -> None:
@@ -133,6 +145,7 @@ def rtc_cmd(
             signature_bits=signature_bits,
             mutexes=mutexes,
             unlimited_mutexes=True if unlimited_mutexes else None,
+            tx_locks=ids,
             criterion=_v(criterion),
             window_seconds=window_seconds,
             runs=runs,

@@ -142,6 +142,7 @@ def run(
     signature_bits: Optional[int] = None,
     mutexes: Optional[int] = None,
     unlimited_mutexes: Optional[bool] = None,
+    tx_locks: Optional[Sequence[int]] = None,
     criterion: Optional[Union[str, Criterion]] = None,
     window_seconds: Optional[float] = None,
     runs: Optional[int] = None,
@@ -159,7 +160,8 @@ def run(
     (recorded in the result's ``settings``). Returns ``packets_per_second``, ``gbps``,
     ``bracket``, ``breakdown`` (shares of issue slots), ``commits_per_second``,
     ``aborts_per_transaction``, ``bottleneck`` (a sentence), ``report`` (the run at that rate) and
-    ``probes`` (every tested rate). ``parametric`` sets appendix B's benchmark:
+    ``probes`` (every tested rate). ``tx_locks`` lists the lock ids that are transactional with
+    ``sync="tm"`` (None: all; the others stay locks). ``parametric`` sets appendix B's benchmark:
     ``{"iter_non_tm", "iter_tm", "range", "work_instructions"}``.
     """
     engine: dict[str, Any] = {}
@@ -178,6 +180,8 @@ def run(
             engine[key] = v
     if unlimited_mutexes is not None:
         engine["unlimited_mutexes"] = bool(unlimited_mutexes)
+    if tx_locks is not None:
+        engine["tx_locks"] = [_int(x, "--tx-locks") for x in tx_locks]
     search: dict[str, Any] = {}
     c = _choice(criterion, Criterion, "--criterion")
     if c is not None:
