@@ -125,3 +125,11 @@ def noc_perturbed_routing(request: str, trials: int, swaps: int) -> str:
 
 def noc_catalog() -> str:
     """Built-in benchmarks, routers, traffic patterns and the mesh preset's defaults."""
+
+# --- Run to completion and NetTM (crates/py/src/rtc.rs) ------------------------------------------
+
+def rtc_run(request: str, progress: Optional[Callable[[int, int], None]] = None) -> str:
+    """Maximum sustainable rate on the multithreaded soft multiprocessor (JSON in and out, docs/rtc.md)."""
+
+def rtc_conflicts(request: str) -> str:
+    """Conflicting packets within windows of consecutive packets (JSON in and out, docs/rtc.md)."""

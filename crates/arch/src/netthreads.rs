@@ -1,4 +1,4 @@
-//! The NetThreads multithreaded soft multiprocessor (seed 004 chapter 6): fine-grained
+//! The NetThreads multithreaded soft multiprocessor (chapter 6 of the NetThreads thesis): fine-grained
 //! multithreaded in-order cores sharing a data cache, packet buffers and a mutex unit.
 use serde::{Deserialize, Serialize};
 
@@ -24,6 +24,36 @@ pub struct NetThreadsArch {
     pub mac_input_buffer_bytes: u64,
     pub ethernet_ports: u32,
     pub port_rate_gbps: u32,
+    /// Cycles from a data-cache load miss to its data. Not given for the NetFPGA system (a
+    /// calibrated input): chapter 5's system has "a load-miss latency of only 8 processor
+    /// cycles" at 50 MHz, i.e. 160 ns; the same 160 ns at 125 MHz is 20 cycles.
+    #[serde(default = "default_miss_latency")]
+    pub miss_latency_cycles: u32,
+    /// Cycles the memory controller is busy per 32-bit request (its service rate; requests
+    /// queue in order behind it). Not given in the thesis (a calibrated input): 2 processor
+    /// cycles, one DDR2 transfer at 200 MHz plus arbitration.
+    #[serde(default = "default_request_cycles")]
+    pub memory_request_cycles: u32,
+    /// Bits (rows) of the NetTM signature table: "a signature table composed of at most two
+    /// block RAMs", each row 32 bits (R, W and a 2-bit version for 8 contexts): 2 x 512 rows.
+    #[serde(default = "default_signature_bits")]
+    pub signature_bits: u32,
+    /// Undo-log entries per thread context: "1024 words and addresses for 8 threads".
+    #[serde(default = "default_undo_entries")]
+    pub undo_log_entries_per_thread: u32,
+}
+
+fn default_miss_latency() -> u32 {
+    20
+}
+fn default_request_cycles() -> u32 {
+    2
+}
+fn default_signature_bits() -> u32 {
+    1024
+}
+fn default_undo_entries() -> u32 {
+    1024
 }
 
 impl NetThreadsArch {
@@ -42,6 +72,13 @@ impl NetThreadsArch {
             ("bus_width_bits", self.bus_width_bits as u64),
             ("memory_queue_entries", self.memory_queue_entries as u64),
             ("ethernet_ports", self.ethernet_ports as u64),
+            ("miss_latency_cycles", self.miss_latency_cycles as u64),
+            ("memory_request_cycles", self.memory_request_cycles as u64),
+            ("signature_bits", self.signature_bits as u64),
+            (
+                "undo_log_entries_per_thread",
+                self.undo_log_entries_per_thread as u64,
+            ),
         ] {
             if v == 0 {
                 e.push(format!("netthreads.{name} must be at least 1"));

@@ -8,6 +8,7 @@ mod app;
 mod noc;
 mod npsim;
 mod protoproc;
+mod rtc;
 mod tdpm;
 
 pyo3::create_exception!(
@@ -97,5 +98,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     npsim::register(m)?;
     tdpm::register(m)?;
     protoproc::register(m)?;
+    rtc::register(m)?;
     Ok(())
 }

@@ -1,0 +1,40 @@
+//! Python functions of the run-to-completion engine and NetTM (crates/rtc). Both take and return
+//! JSON strings (requests: docs/rtc.md); errors become `pktflow.PktflowError`.
+use crate::{run_cancellable, PktflowError};
+use pyo3::prelude::*;
+
+/// Maximum sustainable rate (or saturation throughput) of an application on the
+/// multithreaded soft multiprocessor. `progress`, if given, is called as
+/// `progress(done, estimated_total)` after each tested rate.
+#[pyfunction]
+#[pyo3(signature = (request, progress=None))]
+fn rtc_run(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let r = request.to_string();
+    run_cancellable(py, move || {
+        pktflow_rtc::api::rtc_json(&r, &mut |done, total| {
+            if let Some(cb) = &progress {
+                Python::attach(|py| {
+                    if let Err(e) = cb.call1(py, (done, total)) {
+                        e.print(py);
+                    }
+                });
+            }
+        })
+    })?
+    .map_err(PktflowError::new_err)
+}
+
+/// Fraction of packets whose persistent-state accesses conflict within windows of consecutive
+/// packets, from the functional traces.
+#[pyfunction]
+fn rtc_conflicts(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    run_cancellable(py, move || pktflow_rtc::api::conflicts_json(&r))?
+        .map_err(PktflowError::new_err)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(rtc_run, m)?)?;
+    m.add_function(wrap_pyfunction!(rtc_conflicts, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,901 @@
+//! Requests and results of `pktflow rtc` and `pktflow conflicts` (JSON), the workload loader
+//! and the maximum sustainable rate search. Every default lives here; a request names only what
+//! the user set.
+//!
+//! For a common evaluation harness: [`WorkloadSpec`] says what runs, [`EngineOptions`] (after
+//! [`EngineOverrides`] on the architecture) on what machine, [`SearchSpec`] how the rate is
+//! measured, and [`RtcResult`] carries `packets_per_second`, `gbps`, the rate bracket, the cycle
+//! breakdown and a bottleneck sentence.
+use crate::conflicts::{self, Sets, WindowPoint};
+use crate::engine::{
+    Breakdown, Drive, Engine, EngineOptions, ExecMode, RunReport, Scheduler, SyncMode,
+};
+use crate::tm::{ContentionManager, SignatureKind, Trie};
+use crate::workload::{self, Class, Op, Parametric, TraceCompiler, Workload};
+use pktflow_profile::run::{Run, Source};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// What runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadSpec {
+    /// A built-in application (router, nat, ...), a Click file, `echo` or `parametric`.
+    pub app: String,
+    /// A pcap/pcapng file (traced applications); none: synthetic traffic.
+    pub trace: Option<String>,
+    /// Packets in the pool the engine cycles through (traced from the functional run, or
+    /// generated for echo and parametric).
+    pub packets: u32,
+    pub traffic_seed: u64,
+    /// Frame size of echo's packets (64 to 9000 bytes).
+    pub packet_bytes: u32,
+    pub parametric: Parametric,
+}
+
+impl Default for WorkloadSpec {
+    fn default() -> Self {
+        WorkloadSpec {
+            app: "router".into(),
+            trace: None,
+            packets: 2000,
+            traffic_seed: 1,
+            packet_bytes: 64,
+            parametric: Parametric::default(),
+        }
+    }
+}
+
+/// A loaded workload and the persistent-state sets of its packets (for `conflicts`).
+pub struct Loaded {
+    pub workload: Workload,
+    pub sets: Vec<Sets>,
+    pub truncated_accesses: u64,
+}
+
+/// Sets of a synthetic workload's packets, from its shared-memory ops (address as the key).
+fn sets_from_ops(w: &Workload) -> Vec<Sets> {
+    w.packets
+        .iter()
+        .map(|p| {
+            let mut s = Sets::default();
+            for op in w.ops_of(p) {
+                match *op {
+                    Op::Load {
+                        addr,
+                        class: Class::Shared,
+                    } => s.reads.push((0, addr as u64)),
+                    Op::Store {
+                        addr,
+                        class: Class::Shared,
+                    } => s.writes.push((0, addr as u64)),
+                    _ => {}
+                }
+            }
+            s.reads.sort_unstable();
+            s.reads.dedup();
+            s.writes.sort_unstable();
+            s.writes.dedup();
+            s
+        })
+        .collect()
+}
+
+impl WorkloadSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.packets == 0 || self.packets > workload::MAX_POOL_PACKETS {
+            return Err(format!(
+                "--packets must be 1 to {}, got {}",
+                workload::MAX_POOL_PACKETS,
+                self.packets
+            ));
+        }
+        if self.app.trim().is_empty() {
+            return Err("APP must not be empty".into());
+        }
+        Ok(())
+    }
+
+    /// Build the workload (`seed_offset` shifts the traffic seed: the trie trains on another
+    /// trace).
+    pub fn load(&self, seed_offset: u64) -> Result<Loaded, String> {
+        self.validate()?;
+        let seed = self.traffic_seed.wrapping_add(seed_offset);
+        match self.app.as_str() {
+            "echo" => {
+                let w = workload::echo(self.packet_bytes, self.packets, seed)?;
+                let sets = sets_from_ops(&w);
+                return Ok(Loaded {
+                    workload: w,
+                    sets,
+                    truncated_accesses: 0,
+                });
+            }
+            "parametric" => {
+                let w = self.parametric.build(self.packets, seed)?;
+                let sets = sets_from_ops(&w);
+                return Ok(Loaded {
+                    workload: w,
+                    sets,
+                    truncated_accesses: 0,
+                });
+            }
+            _ => {}
+        }
+        let source = Source::from_args(self.trace.as_deref(), Some(self.packets as u64), seed);
+        let mut run = Run::start(&self.app, &source, &std::env::temp_dir())?;
+        let names: Vec<String> = run
+            .app
+            .graph
+            .elements
+            .iter()
+            .map(|e| e.name.clone())
+            .collect();
+        let mut c = TraceCompiler::new(&self.app, names);
+        let mut sets = Vec::new();
+        let mut n = 0u32;
+        while n < self.packets {
+            let Some(t) = run.next_trace()? else { break };
+            c.add(t)?;
+            sets.push(Sets::of(t));
+            n += 1;
+        }
+        if n == 0 {
+            return Err(format!("{}: the traffic source gave no packets", self.app));
+        }
+        let truncated = c.truncated;
+        Ok(Loaded {
+            workload: c.finish(),
+            sets,
+            truncated_accesses: truncated,
+        })
+    }
+}
+
+/// Choices over the architecture's defaults (`None`: the default).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EngineOverrides {
+    pub cores: Option<u32>,
+    pub threads: Option<u32>,
+    pub scheduler: Option<Scheduler>,
+    pub sync: Option<SyncMode>,
+    pub mode: Option<ExecMode>,
+    pub cm: Option<ContentionManager>,
+    pub signature: Option<SignatureKind>,
+    pub signature_bits: Option<u32>,
+    pub signature_hashes: Option<u32>,
+    pub mutexes: Option<u32>,
+    pub unlimited_mutexes: Option<bool>,
+    pub undo_log_entries: Option<u32>,
+    pub stack_filter: Option<bool>,
+    pub hazard_distance: Option<[f64; 3]>,
+    pub tx_locks: Option<Vec<u32>>,
+}
+
+/// How the rate is measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Criterion {
+    /// The highest fixed packet rate with no packet dropped over the window (chapters 6-7).
+    #[default]
+    ZeroDrop,
+    /// The highest rate at which at least 90% of `runs` runs (different seeds) drop nothing
+    /// (chapter 8 onwards).
+    Confidence90,
+    /// No arrivals: every thread always finds a packet; the rate is packets completed over the
+    /// window (appendix B's throughput).
+    Saturation,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchSpec {
+    pub criterion: Criterion,
+    /// Simulated time per run, seconds (the thesis monitors 5 seconds).
+    pub window_seconds: f64,
+    /// Runs per rate for `confidence90`.
+    pub runs: u32,
+    /// Stop when the bracket is narrower than this fraction of its top.
+    pub tolerance: f64,
+    pub seed: u64,
+}
+
+impl Default for SearchSpec {
+    fn default() -> Self {
+        SearchSpec {
+            criterion: Criterion::ZeroDrop,
+            window_seconds: 5.0,
+            runs: 10,
+            tolerance: 0.01,
+            seed: 1,
+        }
+    }
+}
+
+/// Longest window (simulated seconds; the thesis monitors 5).
+pub const MAX_WINDOW_SECONDS: f64 = 60.0;
+
+/// Most simulated cycles of one run (2^40, about 2.4 hours at 125 MHz).
+pub const MAX_WINDOW_CYCLES: u64 = 1 << 40;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RtcRequest {
+    pub workload: WorkloadSpec,
+    /// Architecture preset or TOML file with a `[netthreads]` body; none: `netthreads`.
+    pub arch: Option<String>,
+    pub arch_set: Vec<String>,
+    pub engine: EngineOverrides,
+    pub search: SearchSpec,
+}
+
+/// The engine options of a request.
+pub fn resolve(req: &RtcRequest) -> Result<EngineOptions, String> {
+    let name = req.arch.clone().unwrap_or_else(|| "netthreads".into());
+    let arch = pktflow_arch::Arch::load_with(&name, &req.arch_set)?;
+    let pktflow_arch::Body::NetThreads(nt) = &arch.body else {
+        return Err(format!(
+            "architecture '{name}' is not a multithreaded soft multiprocessor (try netthreads)"
+        ));
+    };
+    let mut o = EngineOptions::from_arch(nt);
+    let e = &req.engine;
+    if let Some(v) = e.cores {
+        o.cores = v;
+    }
+    if let Some(v) = e.threads {
+        o.threads_per_core = v;
+    }
+    if let Some(v) = e.scheduler {
+        o.scheduler = v;
+    }
+    if let Some(v) = e.sync {
+        o.sync = v;
+    }
+    if let Some(v) = e.mode {
+        o.mode = v;
+    }
+    if let Some(v) = e.cm {
+        o.cm = v;
+    }
+    if let Some(v) = e.signature {
+        o.signature = v;
+        if v == SignatureKind::Trie && e.signature_bits.is_none() {
+            // Appendix A: trie signatures under 100 bits already give few false conflicts.
+            o.signature_bits = 64;
+        }
+    }
+    if let Some(v) = e.signature_bits {
+        o.signature_bits = v;
+    }
+    o.signature_hashes = e.signature_hashes;
+    if let Some(v) = e.mutexes {
+        o.mutexes = v;
+    }
+    if let Some(v) = e.unlimited_mutexes {
+        o.unlimited_mutexes = v;
+    }
+    if let Some(v) = e.undo_log_entries {
+        o.undo_log_entries = v;
+    }
+    if let Some(v) = e.stack_filter {
+        o.stack_filter = v;
+    }
+    if let Some(v) = e.hazard_distance {
+        o.hazard_distance = v;
+    }
+    o.tx_locks = e.tx_locks.clone();
+    o.seed = req.search.seed;
+    o.validate()?;
+    Ok(o)
+}
+
+impl SearchSpec {
+    pub fn validate(&self) -> Result<(), String> {
+        let w = self.window_seconds;
+        if !(w.is_finite() && w > 0.0 && w <= MAX_WINDOW_SECONDS) {
+            return Err(format!(
+                "--window-seconds must be above 0 and at most {MAX_WINDOW_SECONDS}, got {w}"
+            ));
+        }
+        if self.runs == 0 || self.runs > 1000 {
+            return Err(format!("--runs must be 1 to 1000, got {}", self.runs));
+        }
+        if !(self.tolerance.is_finite() && self.tolerance >= 1e-6 && self.tolerance <= 0.5) {
+            return Err(format!(
+                "--tolerance must be between 0.000001 and 0.5, got {}",
+                self.tolerance
+            ));
+        }
+        Ok(())
+    }
+    fn window_cycles(&self, clock_mhz: f64) -> Result<u64, String> {
+        let c = (self.window_seconds * clock_mhz * 1e6).round();
+        if c < 1.0 || c > MAX_WINDOW_CYCLES as f64 {
+            return Err(format!(
+                "--window-seconds gives {c} cycles; it must be 1 to {MAX_WINDOW_CYCLES} cycles at {clock_mhz} MHz"
+            ));
+        }
+        Ok(c as u64)
+    }
+}
+
+/// One tested rate.
+#[derive(Clone, Debug, Serialize)]
+pub struct Probe {
+    pub packets_per_second: f64,
+    pub passed: bool,
+    /// Runs without a drop (of `runs_done`; runs stop once the outcome is decided).
+    pub clean_runs: u32,
+    pub runs_done: u32,
+    pub runs: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct BreakdownShare {
+    pub busy: f64,
+    pub no_packet: f64,
+    pub locked: f64,
+    pub squashed: f64,
+    pub hazard_bubble: f64,
+    pub other: f64,
+}
+
+impl From<&Breakdown> for BreakdownShare {
+    fn from(b: &Breakdown) -> Self {
+        let t = b.total().max(1) as f64;
+        BreakdownShare {
+            busy: b.busy as f64 / t,
+            no_packet: b.no_packet as f64 / t,
+            locked: b.locked as f64 / t,
+            squashed: b.squashed as f64 / t,
+            hazard_bubble: b.hazard_bubble as f64 / t,
+            other: b.other as f64 / t,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RtcResult {
+    pub app: String,
+    pub criterion: Criterion,
+    /// The maximum sustainable rate (the bracket's bottom: the highest rate that passed).
+    pub packets_per_second: f64,
+    /// `packets_per_second` x mean frame bytes x 8 (frame bytes as traced; no preamble or gap).
+    pub gbps: f64,
+    /// The highest rate that passed and the lowest that failed (equal to the line rate at both
+    /// ends when the line rate passes).
+    pub bracket: [f64; 2],
+    /// The rate is below the ports' line rate (otherwise the machine keeps up with the wire).
+    pub saturated: bool,
+    pub line_rate_pps: f64,
+    pub mean_packet_bytes: f64,
+    pub mean_instructions_per_packet: f64,
+    /// Core cycles per completed packet at the maximum rate.
+    pub cycles_per_packet: f64,
+    pub ipc_per_core: f64,
+    pub commits_per_second: f64,
+    pub aborts_per_transaction: f64,
+    pub commit_without_abort: f64,
+    pub breakdown: BreakdownShare,
+    pub bottleneck: String,
+    /// The run at the maximum rate (`run` is the JSON output's record of the command).
+    pub report: RunReport,
+    pub probes: Vec<Probe>,
+    pub settings: serde_json::Value,
+    pub interrupted: bool,
+}
+
+/// Trie trained on the same application with another traffic seed (appendix A: train on one
+/// trace, evaluate on another): the shared words accessed inside critical sections, counted.
+fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
+    let other = spec.load(1_000_003)?;
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    let w = &other.workload;
+    for p in &w.packets {
+        let mut depth = 0i32;
+        for op in w.ops_of(p) {
+            match *op {
+                Op::Lock(_) => depth += 1,
+                Op::Unlock(_) => depth -= 1,
+                Op::Load {
+                    addr,
+                    class: Class::Shared,
+                }
+                | Op::Store {
+                    addr,
+                    class: Class::Shared,
+                } if depth > 0 => *counts.entry(addr).or_default() += 1,
+                _ => {}
+            }
+        }
+    }
+    Trie::train(counts, bits)
+}
+
+struct Runner<'a> {
+    o: &'a EngineOptions,
+    w: &'a Workload,
+    trie: Option<Trie>,
+    window: u64,
+}
+
+impl Runner<'_> {
+    fn run(&self, seed: u64, d: Drive) -> Result<RunReport, String> {
+        let mut o = self.o.clone();
+        o.seed = seed;
+        let mut e = Engine::new(&o, self.w, self.trie.clone())?;
+        e.run(d)
+    }
+}
+
+/// The maximum sustainable rate (or the saturation throughput) of a request.
+pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcResult, String> {
+    req.search.validate()?;
+    let o = resolve(req)?;
+    let loaded = req.workload.load(0)?;
+    let w = &loaded.workload;
+    let trie = if o.sync == SyncMode::Tm && o.signature == SignatureKind::Trie {
+        Some(train_trie(&req.workload, o.signature_bits)?)
+    } else {
+        None
+    };
+    let window = req.search.window_cycles(o.clock_mhz)?;
+    let r = Runner {
+        o: &o,
+        w,
+        trie,
+        window,
+    };
+    let clock_hz = o.clock_mhz * 1e6;
+    let bytes = w.mean_bytes();
+    let arch_name = req.arch.clone().unwrap_or_else(|| "netthreads".into());
+    let arch = pktflow_arch::Arch::load_with(&arch_name, &req.arch_set)?;
+    let pktflow_arch::Body::NetThreads(nt) = &arch.body else {
+        unreachable!("resolve checked the body")
+    };
+    // Line rate as in section 6.2 of the thesis: frame bytes plus a 12-byte gap.
+    let line = nt.ethernet_ports as f64 * nt.port_rate_gbps as f64 * 1e9 / ((bytes + 12.0) * 8.0);
+    let s = &req.search;
+    let mut probes = Vec::new();
+    let mut interrupted = false;
+    let (pps, bracket, rep, saturated) = if s.criterion == Criterion::Saturation {
+        progress(0, 1);
+        let rep = r.run(
+            s.seed,
+            Drive {
+                interarrival_cycles: None,
+                cycles: window,
+                stop_on_drop: false,
+                max_arrivals: None,
+            },
+        )?;
+        progress(1, 1);
+        let pps = rep.completed as f64 / (window as f64 / clock_hz);
+        (pps, [pps, pps], rep, true)
+    } else {
+        let runs = if s.criterion == Criterion::Confidence90 {
+            s.runs
+        } else {
+            1
+        };
+        // A first estimate from a short saturated run narrows the bracket.
+        let est_cycles = window.min(2_000_000);
+        let sat = r.run(
+            s.seed,
+            Drive {
+                interarrival_cycles: None,
+                cycles: est_cycles,
+                stop_on_drop: false,
+                max_arrivals: None,
+            },
+        )?;
+        let est = (sat.completed as f64 / (est_cycles as f64 / clock_hz)).max(1.0);
+        let steps_guess = ((1.0 / s.tolerance).log2().ceil() as u32 + 3).max(1);
+        let mut step = 0u32;
+        let mut test =
+            |rate: f64, probes: &mut Vec<Probe>| -> Result<(bool, Option<RunReport>), String> {
+                let ia = clock_hz / rate;
+                let mut clean = 0;
+                let mut done = 0;
+                let mut last = None;
+                for k in 0..runs {
+                    done += 1;
+                    let rep = r.run(
+                        s.seed.wrapping_add(k as u64),
+                        Drive {
+                            interarrival_cycles: Some(ia),
+                            cycles: r.window,
+                            stop_on_drop: true,
+                            max_arrivals: None,
+                        },
+                    )?;
+                    if rep.dropped == 0 {
+                        clean += 1;
+                    }
+                    // Stop early once the outcome is decided.
+                    let need = (0.9 * runs as f64).ceil() as u32;
+                    let left = runs - k - 1;
+                    let pass_decided = clean >= need;
+                    let fail_decided = clean + left < need;
+                    if k == 0 || rep.dropped == 0 {
+                        last = Some(rep);
+                    }
+                    if pass_decided || fail_decided {
+                        break;
+                    }
+                }
+                let need = (0.9 * runs as f64).ceil() as u32;
+                let passed = clean >= need;
+                probes.push(Probe {
+                    packets_per_second: rate,
+                    passed,
+                    clean_runs: clean,
+                    runs_done: done,
+                    runs,
+                });
+                step += 1;
+                progress(step, step.max(steps_guess));
+                Ok((passed, if passed { last } else { None }))
+            };
+        let result = (|| -> Result<(f64, f64, Option<RunReport>), String> {
+            let (ok, rep) = test(line, &mut probes)?;
+            if ok {
+                return Ok((line, line, rep));
+            }
+            let (mut lo, mut hi, mut best) = (0.0f64, line, None);
+            // Bracket around the estimate.
+            let up = (est * 1.1).min(line);
+            if up < line {
+                let (ok, rep) = test(up, &mut probes)?;
+                if ok {
+                    lo = up;
+                    best = rep;
+                } else {
+                    hi = up;
+                }
+            }
+            if lo == 0.0 {
+                let down = (est * 0.9).min(hi * 0.9);
+                let (ok, rep) = test(down, &mut probes)?;
+                if ok {
+                    lo = down;
+                    best = rep;
+                } else {
+                    hi = down;
+                }
+            }
+            while (hi - lo) > s.tolerance * hi {
+                let mid = if lo == 0.0 { hi / 2.0 } else { (lo + hi) / 2.0 };
+                if mid < 1e-3 {
+                    break;
+                }
+                let (ok, rep) = test(mid, &mut probes)?;
+                if ok {
+                    lo = mid;
+                    best = rep;
+                } else {
+                    hi = mid;
+                }
+            }
+            Ok((lo, hi, best))
+        })();
+        let (lo, hi, best) = match result {
+            Ok(x) => x,
+            Err(e) if pktflow_model::cancel::is_cancel_message(&e) && !probes.is_empty() => {
+                interrupted = true;
+                let lo = probes
+                    .iter()
+                    .filter(|p| p.passed)
+                    .map(|p| p.packets_per_second)
+                    .fold(0.0, f64::max);
+                let hi = probes
+                    .iter()
+                    .filter(|p| !p.passed)
+                    .map(|p| p.packets_per_second)
+                    .fold(line, f64::min);
+                (lo, hi, None)
+            }
+            Err(e) => return Err(e),
+        };
+        let rep = match best {
+            Some(b) => b,
+            None if interrupted => RunReport::default(),
+            None => {
+                // Nothing passed (not even a very low rate): report the saturated run.
+                sat
+            }
+        };
+        (lo, [lo, hi], rep, lo < line)
+    };
+    let cores = o.cores as f64;
+    let secs = rep.cycles.max(1) as f64 / clock_hz;
+    let cycles_per_packet = if rep.completed > 0 {
+        rep.cycles as f64 * cores / rep.completed as f64
+    } else {
+        0.0
+    };
+    let tx = rep.transactions.max(1) as f64;
+    let share = BreakdownShare::from(&rep.breakdown);
+    let bottleneck = bottleneck(&o, &rep, &share, saturated, s.criterion);
+    Ok(RtcResult {
+        app: req.workload.app.clone(),
+        criterion: s.criterion,
+        packets_per_second: pps,
+        gbps: pps * bytes * 8.0 / 1e9,
+        bracket,
+        saturated,
+        line_rate_pps: line,
+        mean_packet_bytes: bytes,
+        mean_instructions_per_packet: w.mean_instructions(),
+        cycles_per_packet,
+        ipc_per_core: rep.instructions as f64 / (rep.cycles.max(1) as f64 * cores),
+        commits_per_second: rep.commits as f64 / secs,
+        aborts_per_transaction: rep.aborts as f64 / tx,
+        commit_without_abort: if rep.commits > 0 {
+            rep.commits_without_abort as f64 / rep.commits as f64
+        } else {
+            0.0
+        },
+        breakdown: share,
+        bottleneck,
+        report: rep,
+        probes,
+        settings: serde_json::json!({
+            "workload": req.workload,
+            "arch": arch_name,
+            "arch_set": req.arch_set,
+            "engine": o,
+            "search": req.search,
+            "window_cycles": window,
+            "pool_packets": w.packets.len(),
+            "truncated_accesses": loaded.truncated_accesses,
+            "locks": w.locks,
+        }),
+        interrupted,
+    })
+}
+
+/// The limiting factor in words, from the run at the maximum rate.
+fn bottleneck(
+    o: &EngineOptions,
+    rep: &RunReport,
+    b: &BreakdownShare,
+    saturated: bool,
+    criterion: Criterion,
+) -> String {
+    if !saturated {
+        return "none inside the machine: it keeps up with the ports' line rate".into();
+    }
+    if rep.completed == 0 {
+        return "no packet completed in the window".into();
+    }
+    let pct = |x: f64| format!("{:.0}%", 100.0 * x);
+    let mut parts = Vec::new();
+    let cats = [
+        (b.locked, "synchronization: threads wait for locks or transaction restarts"),
+        (b.hazard_bubble, "pipeline hazards: too few ready threads to hide them"),
+        (b.other, "memory: loads wait for data-cache misses or the memory queue"),
+        (b.squashed, "shared-cache contention: accesses replayed behind other threads' writes"),
+        (b.no_packet, "idle threads: packets are not arriving fast enough to keep every thread busy (bursts fill the input buffer)"),
+    ];
+    let (share, mut what) = cats
+        .iter()
+        .copied()
+        .fold((0.0, ""), |a, x| if x.0 > a.0 { x } else { a });
+    if o.mode == ExecMode::Pipeline && what == cats[4].1 {
+        what = "pipeline imbalance: threads wait for their stage's next packet (the slowest stage sets the rate)";
+    }
+    if b.busy >= 0.8 {
+        parts.push(format!(
+            "computation: the cores issue an instruction in {} of their cycles",
+            pct(b.busy)
+        ));
+    } else if share > 0.0 {
+        parts.push(format!("{what} ({} of issue slots)", pct(share)));
+    }
+    if rep.aborts > 0 && rep.instructions > 0 {
+        let wasted = rep.wasted_instructions as f64 / rep.instructions as f64;
+        let top = rep
+            .aborts_by_structure
+            .iter()
+            .max_by_key(|x| x.1)
+            .map(|x| x.0.clone())
+            .unwrap_or_default();
+        parts.push(format!(
+            "aborted transactions redo {} of the work ({} aborts per transaction, mostly on {top})",
+            pct(wasted),
+            format_args!("{:.2}", rep.aborts as f64 / rep.transactions.max(1) as f64)
+        ));
+    }
+    if criterion != Criterion::Saturation && o.scheduler == Scheduler::RoundRobin && b.locked > 0.2
+    {
+        parts.push("the lock-aware scheduler would give spinning threads' slots away".into());
+    }
+    parts.join("; ")
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConflictsRequest {
+    pub workload: WorkloadSpec,
+    /// `LO:HI` window sizes (default 2:16).
+    pub window: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ConflictsResult {
+    pub app: String,
+    pub packets: u64,
+    /// Packets that touch persistent state at all.
+    pub packets_with_shared_state: u64,
+    pub windows: Vec<WindowPoint>,
+    /// State objects in the overlaps of conflicting packet pairs within the smallest window,
+    /// with the number of such pairs (most first, at most 10).
+    pub conflicting_objects: Vec<ObjectPairs>,
+    pub settings: serde_json::Value,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ObjectPairs {
+    pub object: String,
+    pub pairs: u64,
+}
+
+pub fn conflicts(req: &ConflictsRequest) -> Result<ConflictsResult, String> {
+    let (lo, hi) = conflicts::parse_window(req.window.as_deref().unwrap_or("2:16"))?;
+    let l = req.workload.load(0)?;
+    let windows = conflicts::windows(&l.sets, lo, hi)?;
+    let mut objects = conflicts::conflicting_objects(&l.sets, lo);
+    objects.truncate(10);
+    let conflicting_objects = objects
+        .into_iter()
+        .map(|(o, pairs)| ObjectPairs {
+            object: l
+                .workload
+                .region_names
+                .iter()
+                .find(|r| r.1.ends_with(&format!("#{o}")))
+                .map(|r| r.1.clone())
+                .unwrap_or_else(|| {
+                    l.workload
+                        .region_names
+                        .first()
+                        .map(|r| r.1.clone())
+                        .filter(|_| o == 0)
+                        .unwrap_or_else(|| format!("object {o}"))
+                }),
+            pairs,
+        })
+        .collect();
+    Ok(ConflictsResult {
+        conflicting_objects,
+        app: req.workload.app.clone(),
+        packets: l.sets.len() as u64,
+        packets_with_shared_state: l
+            .sets
+            .iter()
+            .filter(|s| !s.reads.is_empty() || !s.writes.is_empty())
+            .count() as u64,
+        windows,
+        settings: serde_json::json!({"workload": req.workload, "window": format!("{lo}:{hi}")}),
+    })
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(what: &str, s: &str) -> Result<T, String> {
+    serde_json::from_str(s).map_err(|e| format!("{what} request: {e}"))
+}
+
+/// JSON in, JSON out (`progress(done, total)` now and then).
+pub fn rtc_json(req: &str, progress: &mut dyn FnMut(u32, u32)) -> Result<String, String> {
+    let r: RtcRequest = parse("rtc", req)?;
+    let res = rtc(&r, progress)?;
+    serde_json::to_string(&res).map_err(|e| e.to_string())
+}
+
+pub fn conflicts_json(req: &str) -> Result<String, String> {
+    let r: ConflictsRequest = parse("conflicts", req)?;
+    let res = conflicts(&r)?;
+    serde_json::to_string(&res).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(app: &str) -> RtcRequest {
+        RtcRequest {
+            workload: WorkloadSpec {
+                app: app.into(),
+                packets: 200,
+                ..Default::default()
+            },
+            search: SearchSpec {
+                window_seconds: 0.002,
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn echo_search_brackets_the_rate_and_reports_a_breakdown() {
+        let r = rtc(&req("echo"), &mut |_, _| {}).unwrap();
+        assert!(r.saturated, "64-byte echo cannot keep up with 4 GbE ports");
+        assert!(r.bracket[0] <= r.bracket[1]);
+        assert!((r.bracket[1] - r.bracket[0]) <= 0.011 * r.bracket[1]);
+        assert!(r.probes.iter().any(|p| p.passed) && r.probes.iter().any(|p| !p.passed));
+        assert_eq!(r.report.dropped, 0);
+        assert_eq!(r.report.breakdown.total(), r.report.cycles * 2);
+        assert!(!r.bottleneck.is_empty());
+        // Determinism.
+        let again = rtc(&req("echo"), &mut |_, _| {}).unwrap();
+        assert_eq!(r.packets_per_second, again.packets_per_second);
+    }
+
+    #[test]
+    fn traced_application_runs_with_locks_and_transactions() {
+        let mut q = req("nat");
+        q.search.criterion = Criterion::Saturation;
+        let l = rtc(&q, &mut |_, _| {}).unwrap();
+        assert!(l.report.completed > 0);
+        q.engine.sync = Some(SyncMode::Tm);
+        q.engine.scheduler = Some(Scheduler::LockAware);
+        let t = rtc(&q, &mut |_, _| {}).unwrap();
+        assert!(t.report.completed > 0);
+        assert!(
+            t.report.commits > 0,
+            "nat's critical sections become transactions"
+        );
+        q.engine.signature = Some(SignatureKind::Trie);
+        let tr = rtc(&q, &mut |_, _| {}).unwrap();
+        assert!(tr.report.commits > 0);
+    }
+
+    #[test]
+    fn bad_requests_name_the_option() {
+        let mut q = req("echo");
+        q.search.window_seconds = f64::NAN;
+        assert!(rtc(&q, &mut |_, _| {})
+            .unwrap_err()
+            .contains("--window-seconds"));
+        let mut q = req("echo");
+        q.engine.cores = Some(0);
+        assert!(rtc(&q, &mut |_, _| {}).unwrap_err().contains("--cores"));
+        let mut q = req("echo");
+        q.arch = Some("npire".into());
+        assert!(rtc(&q, &mut |_, _| {}).unwrap_err().contains("netthreads"));
+        assert!(rtc_json("{\"nope\": 1}", &mut |_, _| {}).is_err());
+        let c = ConflictsRequest {
+            window: Some("1:3".into()),
+            ..Default::default()
+        };
+        assert!(conflicts(&c).unwrap_err().contains("--window"));
+    }
+
+    #[test]
+    fn conflicts_of_nat_rise_with_the_window_and_echo_has_none() {
+        let c = ConflictsRequest {
+            workload: WorkloadSpec {
+                app: "nat".into(),
+                packets: 300,
+                ..Default::default()
+            },
+            window: Some("2:8".into()),
+        };
+        let r = conflicts(&c).unwrap();
+        assert_eq!(r.windows.len(), 7);
+        assert!(r.windows.last().unwrap().fraction >= r.windows[0].fraction);
+        let e = conflicts(&ConflictsRequest {
+            workload: WorkloadSpec {
+                app: "echo".into(),
+                packets: 50,
+                ..Default::default()
+            },
+            window: None,
+        })
+        .unwrap();
+        assert!(e.windows.iter().all(|p| p.conflicting == 0));
+    }
+}

@@ -1,0 +1,18 @@
+//! Run-to-completion packet processing on fine-grained multithreaded cores (the NetThreads
+//! soft multiprocessor) with locks or transactional memory (NetTM), after the NetThreads thesis
+//! (docs/sources.md). See docs/rtc.md for every convention.
+//!
+//! * [`workload`]: thread programs from functional traces (run to completion: a packet's whole
+//!   trace), the thesis's echo, and appendix B's parametric benchmark;
+//! * [`engine`]: the cycle-level machine (cores, thread contexts, schedulers, shared data cache,
+//!   memory queue, mutex unit, input buffering, NetTM);
+//! * [`tm`]: the reusable conflict-detection layer (signatures, hashes, contention managers),
+//!   independent of the engine;
+//! * [`conflicts`]: conflicting packets within windows, from the traces alone;
+//! * [`api`]: the JSON request/result of `pktflow rtc` and `pktflow conflicts`, and the maximum
+//!   sustainable rate search.
+pub mod api;
+pub mod conflicts;
+pub mod engine;
+pub mod tm;
+pub mod workload;
