@@ -2,8 +2,8 @@
 
 Each group of commands lives in its own module and registers itself here:
 ``cli_app`` (graph, profile, elements, gen-trace), ``cli_arch`` (arch list/show), ``cli_np``
-(simulate, maxrate, bottleneck, explore), ``cli_tdpm`` (map), ``cli_noc`` (noc, stream) and
-``cli_rerun`` (rerun). Shared behaviour (tables, progress, output files, JSON records) is in
+(simulate, maxrate, bottleneck, explore), ``cli_tdpm`` (map), ``cli_noc`` (noc, stream), ``cli_protoproc`` (protoproc), ``cli_rtc``
+(rtc, conflicts) and ``cli_rerun`` (rerun). Shared behaviour (tables, progress, output files, JSON records) is in
 ``pktflow._ui``.
 
 Exit codes: 0 success; 2 a usage error or bad input (one line on stderr naming the file, line or
