@@ -6,6 +6,10 @@
 pub mod address_info;
 mod devices;
 pub mod info;
+mod passthrough;
+mod pull;
+pub mod switches;
+mod udpgen;
 pub mod script;
 
 use crate::registry::ClassInfo;
@@ -22,4 +26,30 @@ pub static CLASSES: &[ClassInfo] = &[
     devices::FROM_HOST,
     devices::KERNEL_TUN,
     devices::KERNEL_TAP,
+    passthrough::NULL,
+    passthrough::SET_TIMESTAMP,
+    passthrough::ALIGN,
+    switches::SWITCH,
+    switches::STATIC_SWITCH,
+    switches::RANDOM_SWITCH,
+    switches::ROUND_ROBIN_SWITCH,
+    switches::HASH_SWITCH,
+    switches::CHECK_PAINT,
+    udpgen::FAST_UDP_SOURCE,
+    udpgen::FAST_UDP_FLOWS,
+    pull::PULL_TEE,
+    pull::UNQUEUE,
+    pull::TIMED_SINK,
+    pull::ROUND_ROBIN_SCHED,
+    pull::PRIO_SCHED,
+    ClassInfo {
+        name: "SimpleQueue",
+        summary: "FIFO packet storage (Queue without the multi-thread guarantees)",
+        make: crate::elements::standard::QUEUE_CLASS.make,
+    },
+    ClassInfo {
+        name: "ThreadSafeQueue",
+        summary: "FIFO packet storage safe for several threads (as Queue here)",
+        make: crate::elements::standard::QUEUE_CLASS.make,
+    },
 ];
