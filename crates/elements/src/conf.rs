@@ -4,15 +4,15 @@
 //! whose first word is all capitals is a keyword argument (`INTERFACES 10.0.0.1/8`).
 use std::path::PathBuf;
 
-/// Remove Click comments (`// ...` to the end of the line, `/* ... */`) from a configuration
+/// Blank out Click comments (`// ...` to the end of the line, `/* ... */`) in a configuration
 /// string, outside double- and single-quoted strings; inside `\<...>` hex blocks they are
 /// removed too (Click's own example configurations annotate hex packet data this way). Each
-/// comment becomes one space, so it still separates words.
+/// comment character becomes a space (newlines are kept), so columns stay where they were and
+/// a comment still separates words.
 pub fn strip_comments(s: &str) -> String {
     let b = s.as_bytes();
-    let mut out = String::with_capacity(s.len());
+    let mut out: Vec<u8> = b.to_vec();
     let mut i = 0;
-    let mut start = 0;
     while i < b.len() {
         match b[i] {
             q @ (b'"' | b'\'') => {
@@ -26,28 +26,30 @@ pub fn strip_comments(s: &str) -> String {
                 i += 1;
             }
             b'/' if b.get(i + 1) == Some(&b'/') => {
-                out.push_str(&s[start..i]);
                 while i < b.len() && b[i] != b'\n' {
+                    out[i] = b' ';
                     i += 1;
                 }
-                out.push(' ');
-                start = i;
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                out.push_str(&s[start..i]);
+                let start = i;
                 i += 2;
                 while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
                     i += 1;
                 }
                 i = (i + 2).min(b.len());
-                out.push(' ');
-                start = i;
+                for (k, o) in out[start..i].iter_mut().enumerate() {
+                    if b[start + k] != b'\n' {
+                        *o = b' ';
+                    }
+                }
             }
             _ => i += 1,
         }
     }
-    out.push_str(&s[start.min(s.len())..]);
-    out
+    // Only ASCII bytes were replaced by ASCII spaces (whole comments, multi-byte characters
+    // inside them included), so the result is still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
 }
 
 /// Split a configuration string into its top-level comma-separated arguments (trimmed).
