@@ -6,6 +6,7 @@
 pub mod address_info;
 mod devices;
 pub mod info;
+mod ipmod;
 mod passthrough;
 mod pull;
 pub mod switches;
@@ -35,6 +36,16 @@ pub static CLASSES: &[ClassInfo] = &[
     switches::ROUND_ROBIN_SWITCH,
     switches::HASH_SWITCH,
     switches::CHECK_PAINT,
+    ipmod::MARK_IP_HEADER,
+    ipmod::STRIP_IP_HEADER,
+    ipmod::SET_IP_ADDRESS,
+    ipmod::STORE_IP_ADDRESS,
+    ipmod::SET_RAND_IP_ADDRESS,
+    ipmod::IP_ENCAP,
+    ipmod::UDP_IP_ENCAP,
+    ipmod::IP_MIRROR,
+    ipmod::HOST_ETHER_FILTER,
+    ipmod::ICMP_PING_RESPONDER,
     udpgen::FAST_UDP_SOURCE,
     udpgen::FAST_UDP_FLOWS,
     pull::PULL_TEE,
