@@ -4,11 +4,15 @@
 //! elements of Click's standard, ip, icmp, tcpudp and userlevel groups. Every element's doc
 //! header states its Click semantics, ports and cost rule; `docs/elements.md` lists them.
 pub mod address_info;
+mod avg_counter;
 mod devices;
 pub mod info;
+mod ip_print;
 mod ipmod;
+mod lookup;
 mod passthrough;
 mod pull;
+mod red;
 pub mod switches;
 mod udpgen;
 pub mod script;
@@ -46,6 +50,11 @@ pub static CLASSES: &[ClassInfo] = &[
     ipmod::IP_MIRROR,
     ipmod::HOST_ETHER_FILTER,
     ipmod::ICMP_PING_RESPONDER,
+    avg_counter::CLASS,
+    ip_print::CLASS,
+    red::CLASS,
+    lookup::LINEAR,
+    lookup::DIRECT,
     udpgen::FAST_UDP_SOURCE,
     udpgen::FAST_UDP_FLOWS,
     pull::PULL_TEE,

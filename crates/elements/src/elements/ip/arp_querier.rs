@@ -113,8 +113,12 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         .keyword_or_positional("IP")
         .ok_or("ARPQuerier: missing argument IP")?;
     // Allow "IP ETH" in one argument.
+    // An AddressInfo name alone gives both (`ARPQuerier(intern)`), as in Click.
+    let named = crate::conf::lookup_name(ip_s.trim(), &[])
+        .filter(|e| e.eth.is_some() && (e.ip.is_some() || e.net.is_some()));
     let (ip, eth) = match split_words(&ip_s).as_slice() {
         [i, e] => (parse_ip(i), parse_ether(e)),
+        [n] if named.is_some() && a.keyword("ETH").is_none() => (parse_ip(n), parse_ether(n)),
         _ => {
             let eth_s = a
                 .keyword_or_positional("ETH")

@@ -40,6 +40,22 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         let mut eth = None;
         let mut ips = Vec::new();
         for w in &words {
+            // An AddressInfo name gives its IP address (else its network) and its Ethernet
+            // address, as in Click.
+            if let Some(e) = crate::conf::lookup_name(w, &[]) {
+                if let Some(ip) = e.ip {
+                    ips.push((ip, 32));
+                } else if let Some(n) = e.net {
+                    ips.push(n);
+                }
+                if let Some(m) = e.eth {
+                    if eth.is_some_and(|x| x != m) {
+                        return Err(format!("{c}: more than one Ethernet address in '{arg}'"));
+                    }
+                    eth = Some(m);
+                }
+                continue;
+            }
             if w.contains(':') || (w.matches('-').count() == 5) {
                 if eth.is_some() {
                     return Err(format!("{c}: more than one Ethernet address in '{arg}'"));
