@@ -467,6 +467,24 @@ pub struct InitEnv {
     pub peers: std::sync::Arc<Vec<(String, String, String)>>,
     /// Seed of pseudo-random elements: the configuration's `RandomSeed`, else 1.
     pub seed: u64,
+    /// State shared by all elements of one router (one allocation per graph).
+    pub shared: std::sync::Arc<Shared>,
+}
+
+/// State Click keeps per process and pktflow per router: shared by every element of a graph.
+#[derive(Debug)]
+pub struct Shared {
+    /// The IP id of the next ICMP error: Click's ICMPError numbers its packets from one
+    /// counter for all ICMPError elements, starting at 1.
+    pub icmp_error_id: std::sync::atomic::AtomicU32,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            icmp_error_id: std::sync::atomic::AtomicU32::new(1),
+        }
+    }
 }
 
 impl InitEnv {

@@ -127,6 +127,7 @@ impl Router {
             .filter_map(|d| crate::elements::click::info::seed_of(&d.config))
             .last()
             .unwrap_or(1);
+        let shared = std::sync::Arc::new(crate::conf::Shared::default());
         let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
         crate::conf::with_address_info(table, || {
         for (i, d) in graph.elements.iter().enumerate() {
@@ -152,6 +153,7 @@ impl Router {
                 out_dir: opts.out_dir.clone(),
                 peers: peers.clone(),
                 seed: seed.wrapping_add(i as u64),
+                shared: shared.clone(),
             };
             match (info.make)(&d.config, &env) {
                 Ok(e) => elems.push(Some(e)),
