@@ -128,6 +128,10 @@ impl Element for ARPResponder {
             return self.other(p, cx, "arp not answered");
         };
         let (sha, spa) = (net::arp_sha(a), net::arp_spa(a));
+        // Click builds a fresh 42-byte reply (Ethernet + ARP, no padding): a request padded
+        // to the 60-byte Ethernet minimum does not make a padded reply.
+        let extra = p.len() - (net::ETHER_LEN + net::ARP_LEN);
+        p.take(extra);
         let d = p.data_mut();
         net::write_ether(d, sha, eth, net::ETHERTYPE_ARP);
         net::write_arp(
@@ -156,6 +160,15 @@ mod tests {
     use super::super::testutil::*;
     use crate::net;
     use pktflow_traffic::Packet;
+
+    #[test]
+    fn reply_is_42_bytes_even_for_a_padded_request() {
+        let mut e = make("ARPResponder", "10.0.0.1 00:00:c0:ae:67:ef");
+        let mut req = arp(1, [2, 0, 0, 0, 0, 1], [10, 0, 0, 2], [0; 6], [10, 0, 0, 1]);
+        req.resize(60, 0xee);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&req));
+        assert_eq!(out[0].1.len(), 42);
+    }
 
     #[test]
     fn answers_requests_for_its_addresses_only() {

@@ -15,8 +15,8 @@
 //!
 //! No error is generated (the original is dropped with reason `icmp error suppressed`) for
 //! (RFC 1812 4.3.2.7): a packet that arrived as a link-level broadcast or multicast; a
-//! fragment other than the first; an ICMP error message; a source address that is 0.0.0.0,
-//! 255.255.255.255, multicast or class E; a multicast or limited-broadcast destination; a
+//! fragment other than the first; an ICMP error message; a source address in 0.0.0.0/8 or
+//! 127.0.0.0/8, 255.255.255.255, multicast or class E; a multicast or limited-broadcast destination; a
 //! source or destination on the BADADDRS list; a truncated IP header.
 //!
 //! The new packet is IPv4/ICMP with TOS 0, TTL 200 (Click's value), an IP id from one counter
@@ -185,7 +185,9 @@ impl ICMPError {
             return true;
         }
         let (src, dst) = (net::ip_src(h), net::ip_dst(h));
-        if net::is_bad_unicast_src(src) || dst == [255; 4] || dst[0] >> 4 == 0xe {
+        // Click's valid_source: not 0.x.x.x (this network), 127.x.x.x, broadcast, multicast
+        // or class E.
+        if net::is_bad_unicast_src(src) || src[0] == 0 || src[0] == 127 || dst == [255; 4] || dst[0] >> 4 == 0xe {
             return true;
         }
         cx.instr(2 * self.badaddrs.len() as u32);
