@@ -6,6 +6,7 @@
 pub mod address_info;
 mod avg_counter;
 mod devices;
+mod icmp_ping;
 pub mod info;
 mod ip_print;
 mod ipmod;
@@ -14,6 +15,7 @@ mod passthrough;
 mod pull;
 mod red;
 pub mod switches;
+mod tcp_rewriter;
 mod udpgen;
 pub mod script;
 
@@ -53,6 +55,9 @@ pub static CLASSES: &[ClassInfo] = &[
     avg_counter::CLASS,
     ip_print::CLASS,
     red::CLASS,
+    tcp_rewriter::CLASS,
+    icmp_ping::CLASS,
+    icmp_ping::ALIAS,
     lookup::LINEAR,
     lookup::DIRECT,
     udpgen::FAST_UDP_SOURCE,

@@ -230,6 +230,8 @@ pub fn parse_input_spec(
     match (kw, n) {
         ("drop" | "discard", 1) => Ok(InputSpec::Drop),
         ("pass" | "nochange", 2) => Ok(InputSpec::Pass(parse_out(&w[1], "the")?)),
+        // Click: 'nochange [OUTPUT]', output 0 by default.
+        ("pass" | "nochange", 1) => Ok(InputSpec::Pass(0)),
         ("keep", 3) => Ok(InputSpec::Keep(
             parse_out(&w[1], "forward")?,
             parse_out(&w[2], "reply")?,
