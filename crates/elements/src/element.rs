@@ -172,6 +172,12 @@ pub trait Element: Send {
         Some(p)
     }
 
+    /// Pull-through elements that may refuse a pull at the current time (BandwidthShaper):
+    /// `false` leaves the packet upstream (in its queue) for a later pull.
+    fn pull_ready(&mut self, _now_ns: u64) -> bool {
+        true
+    }
+
     /// Processing of output `port` (default: [`Ports::output_processing`] for all). PullTee's
     /// output 0 follows its input while its copy outputs are push.
     fn output_processing_of(&self, _port: usize) -> Processing {

@@ -598,6 +598,9 @@ impl Router {
             self.route_emitted(e);
             return Ok(r);
         }
+        if !self.elems[e as usize].pull_ready(self.cx.now_ns) {
+            return Err(());
+        }
         let nin = self.in_edge[e as usize].len();
         if let Some(order) = self.elems[e as usize].pull_order(nin) {
             // A scheduler: the first input (in its order) that has a packet.

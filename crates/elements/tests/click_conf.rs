@@ -87,3 +87,17 @@ fn urewrite_is_refused_like_click_does() {
         .expect("refused");
     assert!(err[0].message.contains("input spec"), "{}", err[0].message);
 }
+
+/// BandwidthShaper between a Queue and a sink: at 1000 B/s, 100-byte packets arriving every
+/// 10 ms (10,000 B/s offered) leave one per 100 ms; the rest wait in the queue.
+#[test]
+fn bandwidth_shaper_limits_the_rate_in_simulated_time() {
+    let conf = "RatedSource(DATA \\<00>, DATASIZE 100, RATE 100, LIMIT 50) -> q :: Queue(1000) -> s :: BandwidthShaper(1000) -> c :: Counter -> Discard;";
+    let out = pktflow_click::parse_str(conf, "shaper.click").unwrap();
+    let mut r = Router::new(out.graph, &RouterOptions::default()).unwrap();
+    while r.generate_next().is_some() {}
+    // Packets at 0, 10, ..., 490 ms: the shaper is free at 0, 100, 200, 300, 400 ms.
+    assert_eq!(r.read_handler("c.count").unwrap(), "5");
+    assert_eq!(r.read_handler("q.length").unwrap(), "45");
+    r.finish().unwrap();
+}

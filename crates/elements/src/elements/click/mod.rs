@@ -14,6 +14,7 @@ mod lookup;
 mod passthrough;
 mod pull;
 mod red;
+mod shaper;
 pub mod switches;
 mod tcp_rewriter;
 mod udpgen;
@@ -55,6 +56,7 @@ pub static CLASSES: &[ClassInfo] = &[
     avg_counter::CLASS,
     ip_print::CLASS,
     red::CLASS,
+    shaper::CLASS,
     tcp_rewriter::CLASS,
     icmp_ping::CLASS,
     icmp_ping::ALIAS,
