@@ -7,6 +7,7 @@ pub mod address_info;
 mod avg_counter;
 mod devices;
 mod icmp_ping;
+mod icmp_ping_rewriter;
 pub mod info;
 mod ip_print;
 mod ipmod;
@@ -58,6 +59,7 @@ pub static CLASSES: &[ClassInfo] = &[
     red::CLASS,
     shaper::CLASS,
     tcp_rewriter::CLASS,
+    icmp_ping_rewriter::CLASS,
     icmp_ping::CLASS,
     icmp_ping::ALIAS,
     lookup::LINEAR,
