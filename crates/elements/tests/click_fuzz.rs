@@ -18,7 +18,7 @@ const NEW_CLASSES: &[&str] = &[
     "StripIPHeader", "SetIPAddress", "StoreIPAddress", "SetRandIPAddress", "IPEncap",
     "UDPIPEncap", "IPMirror", "HostEtherFilter", "ICMPPingResponder", "AverageCounter", "RED",
     "IPPrint", "TCPRewriter", "ICMPPingSource", "ICMPSendPings", "LinearIPLookup",
-    "DirectIPLookup", "IPFilter", "TimedSource", "Counter", "BandwidthShaper", "ICMPPingRewriter",
+    "DirectIPLookup", "IPFilter", "TimedSource", "Counter", "BandwidthShaper", "ICMPPingRewriter", "Meter",
 ];
 
 /// Near-valid configuration text: words, numbers, addresses, keywords, punctuation, comments.

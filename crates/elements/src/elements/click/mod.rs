@@ -12,10 +12,11 @@ pub mod info;
 mod ip_print;
 mod ipmod;
 mod lookup;
+mod meter;
 mod passthrough;
 mod pull;
 mod red;
-mod shaper;
+pub mod shaper;
 pub mod switches;
 mod tcp_rewriter;
 mod udpgen;
@@ -58,6 +59,7 @@ pub static CLASSES: &[ClassInfo] = &[
     ip_print::CLASS,
     red::CLASS,
     shaper::CLASS,
+    meter::CLASS,
     tcp_rewriter::CLASS,
     icmp_ping_rewriter::CLASS,
     icmp_ping::CLASS,
