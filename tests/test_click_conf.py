@@ -92,3 +92,56 @@ def test_capture_filter_as_a_click_user_writes_it(tmp_path):
     # The text report prints what the DriverManager printed.
     text = run_cli("profile", str(tmp_path / "capture-filter.click"), "--out-dir", str(out)).stdout
     assert "read 4 kept 2" in text
+
+
+# ---- fuzzed numeric arguments of the Click-compatibility elements --------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+import pktflow.cli  # noqa: E402
+
+NUMBERS = st.one_of(
+    st.integers(min_value=-(10**25), max_value=10**25).map(str),
+    st.sampled_from(["nan", "inf", "-inf", "1e400", "0", "-1", "0.5", "x", "", "0x10", "65536", "1Mbps", "5 furlongs"]),
+)
+TEMPLATES = [
+    "RED({a}, {b}, {c}) -> Queue -> Discard",
+    "Meter({a}, {b}) -> Discard; m[1] -> Discard; m[2] -> Discard",
+    "BandwidthShaper({a})",
+    "FastUDPSource({a}, {b}, {c}, 0:0:0:0:0:1, 1.0.0.1, 1, 0:0:0:0:0:2, 2.0.0.2, 2) -> Discard",
+    "HashSwitch({a}, {b}) -> Discard",
+    "Switch({a}) -> Discard",
+    "SetTimestamp({a}) -> Discard",
+    "TimedSource({a}, LIMIT {b}) -> Discard",
+    "ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL {a}, IDENTIFIER {b}, LIMIT {c}) -> Discard",
+]
+
+
+def _main(capsys, *argv: str) -> tuple[int, str, str]:
+    code = 0
+    try:
+        pktflow.cli.main(list(argv))
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
+    out, errs = capsys.readouterr()
+    return code, out, errs
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(k=st.integers(0, len(TEMPLATES) - 1), a=NUMBERS, b=NUMBERS, c=NUMBERS)
+def test_fuzz_element_numbers_give_one_clean_line(tmp_path, capsys, k, a, b, c):
+    body = TEMPLATES[k].format(a=a, b=b, c=c)
+    if body.startswith("Meter"):
+        body = "m :: " + body
+    elif body.startswith("BandwidthShaper"):
+        body = "InfiniteSource(LIMIT 2) -> Queue -> " + body + " -> Discard"
+    elif not body.startswith(("FastUDPSource", "TimedSource", "ICMPPingSource")):
+        body = "InfiniteSource(LIMIT 2) -> " + body
+    conf = tmp_path / "f.click"
+    conf.write_text(body + ";\n")
+    code, _, errs = _main(capsys, "graph", str(conf), "--json")
+    assert "Traceback" not in errs
+    if code != 0:
+        assert code == 2, errs
+        assert len(errs.strip().splitlines()) == 1, errs

@@ -172,8 +172,13 @@ impl Router {
         // Port usage.
         let mut out_edge: Vec<Vec<Option<(u32, u16)>>> = vec![Vec::new(); n];
         let mut in_used: Vec<Vec<Vec<(u32, u16)>>> = vec![Vec::new(); n];
+        // Ports connected to an element that failed to configure: not reported again as
+        // unconnected (one error per problem, not a cascade).
+        let mut near_failed: std::collections::HashSet<(usize, bool, usize)> = Default::default();
         for c in &graph.connections {
             let (Some(Some(src)), Some(Some(dst))) = (elems.get(c.from), elems.get(c.to)) else {
+                near_failed.insert((c.from, true, c.from_port));
+                near_failed.insert((c.to, false, c.to_port));
                 continue;
             };
             let (sp, dp) = (src.ports(), dst.ports());
@@ -230,7 +235,9 @@ impl Router {
             let d = &graph.elements[i];
             let used_out = out_edge[i].len().max(p.outputs.0);
             for port in 0..used_out {
-                if out_edge[i].get(port).copied().flatten().is_none() {
+                if out_edge[i].get(port).copied().flatten().is_none()
+                    && !near_failed.contains(&(i, true, port))
+                {
                     push_err(
                         &mut errs,
                         &d.span,
@@ -243,7 +250,9 @@ impl Router {
             }
             let used_in = in_used[i].len().max(p.inputs.0);
             for port in 0..used_in {
-                if in_used[i].get(port).is_none_or(|v| v.is_empty()) {
+                if in_used[i].get(port).is_none_or(|v| v.is_empty())
+                    && !near_failed.contains(&(i, false, port))
+                {
                     push_err(
                         &mut errs,
                         &d.span,

@@ -101,3 +101,17 @@ fn bandwidth_shaper_limits_the_rate_in_simulated_time() {
     assert_eq!(r.read_handler("q.length").unwrap(), "45");
     r.finish().unwrap();
 }
+
+/// A badly configured element gives one error, not a cascade of "not connected" errors for
+/// its neighbours.
+#[test]
+fn one_error_per_bad_element() {
+    let out = pktflow_click::parse_str(
+        "InfiniteSource(LIMIT 1) -> RED(100, 10, 2) -> Queue -> Discard;",
+        "bad.click",
+    )
+    .unwrap();
+    let errs = Router::new(out.graph, &RouterOptions::default()).err().unwrap();
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(errs[0].message.contains("RED"));
+}
