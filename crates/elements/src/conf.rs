@@ -337,7 +337,9 @@ pub fn parse_prefix(s: &str) -> Result<([u8; 4], u8), String> {
             // Click accepts a shortened network address before a prefix: `0/0`, `18.26/16`.
             let ip = match dotted_quad(a) {
                 Some(ip) => ip,
-                None => short_network(a).ok_or_else(|| format!("expected IP prefix, found '{s}'"))?,
+                None => {
+                    short_network(a).ok_or_else(|| format!("expected IP prefix, found '{s}'"))?
+                }
             };
             if let Ok(len) = l.parse::<u8>() {
                 if len > 32 {

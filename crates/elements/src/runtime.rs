@@ -130,43 +130,43 @@ impl Router {
         let shared = std::sync::Arc::new(crate::conf::Shared::default());
         let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
         crate::conf::with_address_info(table, || {
-        for (i, d) in graph.elements.iter().enumerate() {
-            let Some(info) = registry::find(&d.class) else {
-                let hint = registry::suggest(&d.class)
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_default();
-                push_err(
-                    &mut errs,
-                    &d.span,
-                    format!(
-                        "unknown element class '{}' for element '{}'{}",
-                        d.class, d.name, hint
-                    ),
-                );
-                elems.push(None);
-                continue;
-            };
-            let env = InitEnv {
-                index: i as u32,
-                name: d.name.clone(),
-                base_dir: opts.base_dir.clone(),
-                out_dir: opts.out_dir.clone(),
-                peers: peers.clone(),
-                seed: seed.wrapping_add(i as u64),
-                shared: shared.clone(),
-            };
-            match (info.make)(&d.config, &env) {
-                Ok(e) => elems.push(Some(e)),
-                Err(m) => {
+            for (i, d) in graph.elements.iter().enumerate() {
+                let Some(info) = registry::find(&d.class) else {
+                    let hint = registry::suggest(&d.class)
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
                     push_err(
                         &mut errs,
                         &d.span,
-                        format!("bad configuration for '{}': {}", d.name, m),
+                        format!(
+                            "unknown element class '{}' for element '{}'{}",
+                            d.class, d.name, hint
+                        ),
                     );
                     elems.push(None);
+                    continue;
+                };
+                let env = InitEnv {
+                    index: i as u32,
+                    name: d.name.clone(),
+                    base_dir: opts.base_dir.clone(),
+                    out_dir: opts.out_dir.clone(),
+                    peers: peers.clone(),
+                    seed: seed.wrapping_add(i as u64),
+                    shared: shared.clone(),
+                };
+                match (info.make)(&d.config, &env) {
+                    Ok(e) => elems.push(Some(e)),
+                    Err(m) => {
+                        push_err(
+                            &mut errs,
+                            &d.span,
+                            format!("bad configuration for '{}': {}", d.name, m),
+                        );
+                        elems.push(None);
+                    }
                 }
             }
-        }
         });
         let n = graph.elements.len();
         // Port usage.
@@ -434,7 +434,12 @@ impl Router {
             }
         }
         let scripts: Vec<u32> = (0..n as u32)
-            .filter(|&i| matches!(graph.elements[i as usize].class.as_str(), "Script" | "DriverManager"))
+            .filter(|&i| {
+                matches!(
+                    graph.elements[i as usize].class.as_str(),
+                    "Script" | "DriverManager"
+                )
+            })
             .collect();
         let mut r = Router {
             graph,
@@ -481,7 +486,10 @@ impl Router {
             match r {
                 Ok(stop) => self.stopped |= stop,
                 Err(m) => {
-                    return Err((i, format!("{}: {}", self.graph.elements[i as usize].name, m)))
+                    return Err((
+                        i,
+                        format!("{}: {}", self.graph.elements[i as usize].name, m),
+                    ))
                 }
             }
         }

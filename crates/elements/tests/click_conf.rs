@@ -25,7 +25,13 @@ pub const PASSING: &[&str] = &[
 fn load(name: &str) -> Router {
     let p = dir().join(name);
     let out = pktflow_click::parse_file(&p).unwrap_or_else(|d| {
-        panic!("{name}: {}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
+        panic!(
+            "{name}: {}",
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
     });
     let out_dir = std::env::temp_dir().join(format!("pktflow-click-conf-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
@@ -37,7 +43,13 @@ fn load(name: &str) -> Router {
         },
     )
     .unwrap_or_else(|d| {
-        panic!("{name}: {}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n"))
+        panic!(
+            "{name}: {}",
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
     })
 }
 
@@ -49,8 +61,8 @@ fn ping_frame() -> Vec<u8> {
     // IP: 45 00 001c 0001 0000 40 01 cksum 0a000002 0a000001
     // sum = 4500+001c+0001+0000+4001+0a00+0002+0a00+0001 = 0x8F23 -> cksum = ~0x8F23 = 0x70dc
     f.extend_from_slice(&[
-        0x45, 0x00, 0x00, 0x1c, 0x00, 0x01, 0x00, 0x00, 0x40, 0x01, 0x70, 0xdc, 10, 0, 0, 2, 10,
-        0, 0, 1,
+        0x45, 0x00, 0x00, 0x1c, 0x00, 0x01, 0x00, 0x00, 0x40, 0x01, 0x70, 0xdc, 10, 0, 0, 2, 10, 0,
+        0, 1,
     ]);
     // ICMP echo: 08 00 cksum 0000 0000 -> ~0x0800 = 0xf7ff
     f.extend_from_slice(&[0x08, 0x00, 0xf7, 0xff, 0, 0, 0, 0]);
@@ -111,7 +123,9 @@ fn one_error_per_bad_element() {
         "bad.click",
     )
     .unwrap();
-    let errs = Router::new(out.graph, &RouterOptions::default()).err().unwrap();
+    let errs = Router::new(out.graph, &RouterOptions::default())
+        .err()
+        .unwrap();
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert!(errs[0].message.contains("RED"));
 }

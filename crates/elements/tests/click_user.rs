@@ -9,7 +9,9 @@ use pktflow_traffic::{PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE
 use std::path::PathBuf;
 
 fn frame(src: [u8; 4], dst: [u8; 4], k: u8) -> Vec<u8> {
-    let mut f = vec![0, 0x50, 0xba, 0x85, 0x84, 0xa9, 2, 0, 0, 0, 0, k, 0x08, 0x00];
+    let mut f = vec![
+        0, 0x50, 0xba, 0x85, 0x84, 0xa9, 2, 0, 0, 0, 0, k, 0x08, 0x00,
+    ];
     f.extend(ip_packet(UDP, src, dst, 1000 + k as u16, 53, &[k; 6], 0));
     f
 }
@@ -22,9 +24,9 @@ fn capture_filter_runs_as_written() {
     std::fs::copy(&conf, dir.join("capture-filter.click")).unwrap();
     let server = [10, 0, 0, 10];
     let frames = vec![
-        frame([10, 0, 0, 1], server, 1),          // kept (to the server)
-        frame([10, 0, 0, 2], [10, 0, 0, 3], 2),   // not kept
-        frame(server, [192, 168, 1, 1], 3),       // kept (from the server)
+        frame([10, 0, 0, 1], server, 1),        // kept (to the server)
+        frame([10, 0, 0, 2], [10, 0, 0, 3], 2), // not kept
+        frame(server, [192, 168, 1, 1], 3),     // kept (from the server)
         {
             let mut arp = vec![0xff; 6];
             arp.extend_from_slice(&[2, 0, 0, 0, 0, 4, 0x08, 0x06]);
@@ -59,7 +61,15 @@ fn capture_filter_runs_as_written() {
             out_dir: dir.clone(),
         },
     )
-    .unwrap_or_else(|d| panic!("{}", d.iter().map(|x| x.to_string()).collect::<Vec<_>>().join("\n")));
+    .unwrap_or_else(|d| {
+        panic!(
+            "{}",
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    });
     let mut n = 0;
     while r.generate_next().is_some() {
         n += 1;
@@ -72,7 +82,10 @@ fn capture_filter_runs_as_written() {
         .map(|p| p.unwrap())
         .collect();
     assert_eq!(kept.len(), 2);
-    assert_eq!(kept[0].data, frames[0], "kept packets are written unchanged");
+    assert_eq!(
+        kept[0].data, frames[0],
+        "kept packets are written unchanged"
+    );
     assert_eq!(kept[1].data, frames[2]);
     assert_eq!(kept[1].timestamp_ns, 2_000_000);
     // Each kept frame: 14 + 20 + 8 + 6 = 48 bytes.

@@ -576,9 +576,17 @@ fn sequential_and_random_port_ranges() {
     assert_ne!(random, vec![50000, 50001, 50002, 50003], "not sequential");
     let unique: HashSet<u16> = random.iter().copied().collect();
     assert_eq!(unique.len(), 4);
-    assert_eq!(random, ports("50000-50999"), "reproducible for the same configuration");
+    assert_eq!(
+        random,
+        ports("50000-50999"),
+        "reproducible for the same configuration"
+    );
     // The flow's own source port is kept when it lies in the range.
     let mut r = nat("NAT 1.0.0.1 1000-2000 - -", "pattern NAT 0 1, drop");
-    let (_, out) = send(&mut r, 0, pkt(&ip_packet(UDP, IN, SERVER, 1500, 53, b"q", 0), 0.0));
+    let (_, out) = send(
+        &mut r,
+        0,
+        pkt(&ip_packet(UDP, IN, SERVER, 1500, 53, b"q", 0), 0.0),
+    );
     assert_eq!(flow(&out[0].1).1, 1500);
 }

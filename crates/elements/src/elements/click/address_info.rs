@@ -57,7 +57,10 @@ pub fn parse_entries(config: &str) -> Result<Vec<AddrEntry>, String> {
             );
             if let Ok(Some((a, len))) = net {
                 e.net = Some((a, len));
-                if a.iter().zip(crate::conf::mask(len).to_be_bytes()).any(|(x, m)| x & !m != 0) {
+                if a.iter()
+                    .zip(crate::conf::mask(len).to_be_bytes())
+                    .any(|(x, m)| x & !m != 0)
+                {
                     e.ip = Some(a);
                 }
             } else if let Ok(a) = ip {
@@ -65,9 +68,13 @@ pub fn parse_entries(config: &str) -> Result<Vec<AddrEntry>, String> {
             } else if let Some(a) = eth {
                 e.eth = Some(a);
             } else if w.contains("::") || w.matches(':').count() > 5 {
-                return Err(format!("{c}: '{w}' (for '{name}'): IPv6 addresses are not supported"));
+                return Err(format!(
+                    "{c}: '{w}' (for '{name}'): IPv6 addresses are not supported"
+                ));
             } else {
-                return Err(format!("{c}: '{w}' (for '{name}') is not an IPv4 address, prefix or Ethernet address"));
+                return Err(format!(
+                    "{c}: '{w}' (for '{name}') is not an IPv4 address, prefix or Ethernet address"
+                ));
             }
         }
         out.push(e);
@@ -111,7 +118,12 @@ impl Element for AddressInfo {
                     v.push(format!("{}/{l}", crate::net::ip_to_string(n)));
                 }
                 if let Some(m) = e.eth {
-                    v.push(m.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":"));
+                    v.push(
+                        m.iter()
+                            .map(|b| format!("{b:02x}"))
+                            .collect::<Vec<_>>()
+                            .join(":"),
+                    );
                 }
                 (e.name.clone(), serde_json::json!(v))
             })
@@ -140,7 +152,10 @@ mod tests {
             assert_eq!(parse_ip("intern:ip").unwrap(), [10, 0, 0, 1]);
             assert_eq!(parse_prefix("intern").unwrap(), ([10, 0, 0, 0], 8));
             assert_eq!(parse_prefix("intern:ip").unwrap(), ([10, 0, 0, 1], 32));
-            assert_eq!(parse_prefix("extern:net").unwrap(), ([209, 6, 198, 213], 24));
+            assert_eq!(
+                parse_prefix("extern:net").unwrap(),
+                ([209, 6, 198, 213], 24)
+            );
             assert_eq!(parse_ip("extern").unwrap(), [209, 6, 198, 213]);
             assert_eq!(parse_ether("nh:eth").unwrap(), [2, 0, 10, 0x11, 0x22, 0x1f]);
             assert_eq!(parse_ether("intern").unwrap()[5], 0xa9);
@@ -148,14 +163,21 @@ mod tests {
             assert!(parse_ip("other").is_err());
             assert!(parse_ether("intern:ip").is_err());
         });
-        assert!(parse_ip("intern").is_err(), "the table is gone after the scope");
+        assert!(
+            parse_ip("intern").is_err(),
+            "the table is gone after the scope"
+        );
     }
 
     #[test]
     fn bad_entries_are_refused() {
         assert!(parse_entries("x").unwrap_err().contains("no address"));
-        assert!(parse_entries("x 1.2.3").unwrap_err().contains("not an IPv4"));
+        assert!(parse_entries("x 1.2.3")
+            .unwrap_err()
+            .contains("not an IPv4"));
         assert!(parse_entries("x fe80::1").unwrap_err().contains("IPv6"));
-        assert!(parse_entries("9x 1.2.3.4").unwrap_err().contains("valid name"));
+        assert!(parse_entries("9x 1.2.3.4")
+            .unwrap_err()
+            .contains("valid name"));
     }
 }

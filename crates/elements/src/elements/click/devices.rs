@@ -54,8 +54,21 @@ struct Dev {
 }
 
 fn make_to_host(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
-    let mut a = Args::parse("ToHost", config, &["DEVNAME", "SNIFFERS", "QUIET", "ALLOW_NONEXISTENT", "HEADROOM"]);
-    let dev = a.keyword_or_positional("DEVNAME").map(|s| unquote(&s)).unwrap_or_default();
+    let mut a = Args::parse(
+        "ToHost",
+        config,
+        &[
+            "DEVNAME",
+            "SNIFFERS",
+            "QUIET",
+            "ALLOW_NONEXISTENT",
+            "HEADROOM",
+        ],
+    );
+    let dev = a
+        .keyword_or_positional("DEVNAME")
+        .map(|s| unquote(&s))
+        .unwrap_or_default();
     for k in ["SNIFFERS", "QUIET", "ALLOW_NONEXISTENT", "HEADROOM"] {
         a.keyword(k);
     }
@@ -69,7 +82,11 @@ fn make_to_host(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String
 }
 
 fn make_from_host(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
-    let mut a = Args::parse("FromHost", config, &["DEVNAME", "DST", "ETHER", "HEADROOM", "BURST", "CLEAR_ANNO"]);
+    let mut a = Args::parse(
+        "FromHost",
+        config,
+        &["DEVNAME", "DST", "ETHER", "HEADROOM", "BURST", "CLEAR_ANNO"],
+    );
     let dev = unquote(
         &a.keyword_or_positional("DEVNAME")
             .ok_or("FromHost: missing argument DEVNAME")?,
@@ -96,7 +113,21 @@ fn make_kernel(class: &str, default_dev: &str, config: &str) -> Result<Box<dyn E
     let mut a = Args::parse(
         class,
         config,
-        &["ADDR", "GATEWAY", "TAP", "HEADROOM", "ETHER", "MTU", "DEVNAME", "IGNORE_QUEUE_OVERFLOWS", "DEV_NAME", "BURST", "DATA_IN_QUEUE", "CHECK", "DEVNAME_PATTERN"],
+        &[
+            "ADDR",
+            "GATEWAY",
+            "TAP",
+            "HEADROOM",
+            "ETHER",
+            "MTU",
+            "DEVNAME",
+            "IGNORE_QUEUE_OVERFLOWS",
+            "DEV_NAME",
+            "BURST",
+            "DATA_IN_QUEUE",
+            "CHECK",
+            "DEVNAME_PATTERN",
+        ],
     );
     let addr = a
         .keyword_or_positional("ADDR")
@@ -110,7 +141,17 @@ fn make_kernel(class: &str, default_dev: &str, config: &str) -> Result<Box<dyn E
         .or_else(|| a.keyword("DEV_NAME"))
         .map(|s| unquote(&s))
         .unwrap_or_else(|| default_dev.to_string());
-    for k in ["TAP", "HEADROOM", "ETHER", "MTU", "IGNORE_QUEUE_OVERFLOWS", "BURST", "DATA_IN_QUEUE", "CHECK", "DEVNAME_PATTERN"] {
+    for k in [
+        "TAP",
+        "HEADROOM",
+        "ETHER",
+        "MTU",
+        "IGNORE_QUEUE_OVERFLOWS",
+        "BURST",
+        "DATA_IN_QUEUE",
+        "CHECK",
+        "DEVNAME_PATTERN",
+    ] {
         a.keyword(k);
     }
     a.finish()?;
@@ -171,8 +212,16 @@ mod tests {
         assert!(out.is_empty());
         assert!(matches!(t.fates[0], pktflow_model::Fate::Output { .. }));
         assert_eq!(make("KernelTun", "1.0.0.1/8").device(), Some("tun"));
-        assert_eq!(make("KernelTap", "1.0.0.1/8, DEVNAME tap3").device(), Some("tap3"));
-        assert_eq!(make("FromHost", "fake0, 10.0.0.1/8").device(), Some("fake0"));
-        assert!((crate::registry::find("KernelTun").unwrap().make)("", &Default::default()).is_err());
+        assert_eq!(
+            make("KernelTap", "1.0.0.1/8, DEVNAME tap3").device(),
+            Some("tap3")
+        );
+        assert_eq!(
+            make("FromHost", "fake0, 10.0.0.1/8").device(),
+            Some("fake0")
+        );
+        assert!(
+            (crate::registry::find("KernelTun").unwrap().make)("", &Default::default()).is_err()
+        );
     }
 }

@@ -49,11 +49,30 @@ struct PingSource {
 
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "ICMPPingSource";
-    let mut a = Args::parse(c, config, &["SRC", "DST", "INTERVAL", "IDENTIFIER", "LIMIT", "DATA", "ACTIVE", "VERBOSE"]);
-    let src = parse_ip(&a.keyword_or_positional("SRC").ok_or("ICMPPingSource: missing argument SRC")?)
-        .map_err(|e| format!("{c}: SRC: {e}"))?;
-    let dst = parse_ip(&a.keyword_or_positional("DST").ok_or("ICMPPingSource: missing argument DST")?)
-        .map_err(|e| format!("{c}: DST: {e}"))?;
+    let mut a = Args::parse(
+        c,
+        config,
+        &[
+            "SRC",
+            "DST",
+            "INTERVAL",
+            "IDENTIFIER",
+            "LIMIT",
+            "DATA",
+            "ACTIVE",
+            "VERBOSE",
+        ],
+    );
+    let src = parse_ip(
+        &a.keyword_or_positional("SRC")
+            .ok_or("ICMPPingSource: missing argument SRC")?,
+    )
+    .map_err(|e| format!("{c}: SRC: {e}"))?;
+    let dst = parse_ip(
+        &a.keyword_or_positional("DST")
+            .ok_or("ICMPPingSource: missing argument DST")?,
+    )
+    .map_err(|e| format!("{c}: DST: {e}"))?;
     let interval_ns = match a.keyword("INTERVAL") {
         Some(s) => parse_seconds(&s).map_err(|e| format!("{c}: INTERVAL: {e}"))?,
         None => 1_000_000_000,

@@ -82,13 +82,23 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     }
     for p in &patterns {
         if p.dport.is_some() {
-            return Err(format!("{c}: pattern '{}': the destination identifier must be '-'", p.name));
+            return Err(format!(
+                "{c}: pattern '{}': the destination identifier must be '-'",
+                p.name
+            ));
         }
         if matches!(p.saddr, AddrSpec::Range { .. }) {
-            return Err(format!("{c}: pattern '{}': address ranges are not supported", p.name));
+            return Err(format!(
+                "{c}: pattern '{}': address ranges are not supported",
+                p.name
+            ));
         }
     }
-    let nout = specs.iter().filter_map(|s| s.max_output()).max().map_or(1, |m| m as usize + 1);
+    let nout = specs
+        .iter()
+        .filter_map(|s| s.max_output())
+        .max()
+        .map_or(1, |m| m as usize + 1);
     Ok(Box::new(PingRewriter {
         cursors: vec![0; patterns.len()],
         specs,
@@ -127,7 +137,12 @@ impl PingRewriter {
         let id = match p.sport {
             PortSpec::Keep => k.2,
             PortSpec::Fixed(i) => i,
-            PortSpec::Range { lo, hi, prefer_source, sequential } => {
+            PortSpec::Range {
+                lo,
+                hi,
+                prefer_source,
+                sequential,
+            } => {
                 let n = (hi - lo) as u32 + 1;
                 if prefer_source && (lo..=hi).contains(&k.2) && free(self, k.2, cx) {
                     k.2
@@ -166,7 +181,11 @@ impl PingRewriter {
         let mut sum = net::be16(h, 10);
         for (o, n) in [(os, to.0), (od, to.1)] {
             for w in [0, 2] {
-                sum = incremental_update(sum, u16::from_be_bytes([o[w], o[w + 1]]), u16::from_be_bytes([n[w], n[w + 1]]));
+                sum = incremental_update(
+                    sum,
+                    u16::from_be_bytes([o[w], o[w + 1]]),
+                    u16::from_be_bytes([n[w], n[w + 1]]),
+                );
             }
         }
         net::set_be16(h, 10, sum);
@@ -198,8 +217,17 @@ impl Element for PingRewriter {
         let now = cx.now_ns;
         let parsed = p.ip_header().and_then(|h| {
             let hl = if h.len() >= 20 { net::ip_hl(h) } else { 0 };
-            (hl >= 20 && net::ip_proto(h) == net::IP_PROTO_ICMP && net::ip_frag_offset(h) == 0 && h.len() >= hl + 8)
-                .then(|| (hl, h[hl], (net::ip_src(h), net::ip_dst(h), net::be16(h, hl + 4))))
+            (hl >= 20
+                && net::ip_proto(h) == net::IP_PROTO_ICMP
+                && net::ip_frag_offset(h) == 0
+                && h.len() >= hl + 8)
+                .then(|| {
+                    (
+                        hl,
+                        h[hl],
+                        (net::ip_src(h), net::ip_dst(h), net::be16(h, hl + 4)),
+                    )
+                })
         });
         let Some((hl, ty, k)) = parsed.filter(|(_, t, _)| *t == 8 || *t == 0) else {
             return self.other(port, p, cx, "not a ping");
@@ -231,8 +259,22 @@ impl Element for PingRewriter {
         };
         let exp = now.saturating_add(self.timeout_ns);
         // The reply to the rewritten request comes back as (to.dst, to.src, to.id).
-        self.map.insert(k, Map { to, out: f as usize, expires: exp });
-        self.map.insert((to.1, to.0, to.2), Map { to: (k.1, k.0, k.2), out: r as usize, expires: exp });
+        self.map.insert(
+            k,
+            Map {
+                to,
+                out: f as usize,
+                expires: exp,
+            },
+        );
+        self.map.insert(
+            (to.1, to.0, to.2),
+            Map {
+                to: (k.1, k.0, k.2),
+                out: r as usize,
+                expires: exp,
+            },
+        );
         cx.dynamic_state(Write, 0, key_hash(&k), 8);
         cx.dynamic_state(Write, 0, key_hash(&(to.1, to.0, to.2)), 8);
         self.mapped += 1;
@@ -283,25 +325,45 @@ mod tests {
     #[test]
     fn requests_and_replies_are_translated_both_ways() {
         let c = crate::registry::find("ICMPPingRewriter").unwrap();
-        let mut rw = (c.make)("pattern 1.0.0.1 1000-1999# - - 0 1, drop", &InitEnv::default()).unwrap();
+        let mut rw = (c.make)(
+            "pattern 1.0.0.1 1000-1999# - - 0 1, drop",
+            &InitEnv::default(),
+        )
+        .unwrap();
         let (inside, server) = ([10, 0, 0, 2], [8, 8, 8, 8]);
-        let (out, _) = crate::elements::ip::testutil::push(rw.as_mut(), 0, ping(8, inside, server, 55));
+        let (out, _) =
+            crate::elements::ip::testutil::push(rw.as_mut(), 0, ping(8, inside, server, 55));
         let (port, q) = &out[0];
         let d = q.data();
-        assert_eq!((*port, net::ip_src(d), net::ip_dst(d), net::be16(d, 24)), (0, [1, 0, 0, 1], server, 1000));
+        assert_eq!(
+            (*port, net::ip_src(d), net::ip_dst(d), net::be16(d, 24)),
+            (0, [1, 0, 0, 1], server, 1000)
+        );
         assert!(valid(d));
         // The server's reply to 1.0.0.1 with identifier 1000 goes back to the inside host.
-        let (out, _) = crate::elements::ip::testutil::push(rw.as_mut(), 1, ping(0, server, [1, 0, 0, 1], 1000));
+        let (out, _) = crate::elements::ip::testutil::push(
+            rw.as_mut(),
+            1,
+            ping(0, server, [1, 0, 0, 1], 1000),
+        );
         let (port, q) = &out[0];
         let d = q.data();
-        assert_eq!((*port, net::ip_src(d), net::ip_dst(d), net::be16(d, 24)), (1, server, inside, 55));
+        assert_eq!(
+            (*port, net::ip_src(d), net::ip_dst(d), net::be16(d, 24)),
+            (1, server, inside, 55)
+        );
         assert!(valid(d));
         assert_eq!(q.anno.dst_ip, inside);
         // An unknown reply is dropped; so is a non-ping packet.
-        let (out, t) = crate::elements::ip::testutil::push(rw.as_mut(), 1, ping(0, server, [1, 0, 0, 1], 4242));
+        let (out, t) = crate::elements::ip::testutil::push(
+            rw.as_mut(),
+            1,
+            ping(0, server, [1, 0, 0, 1], 4242),
+        );
         assert!(out.is_empty());
         assert_eq!(drop_reasons(&t), vec!["no mapping"]);
-        let (_, t) = crate::elements::ip::testutil::push(rw.as_mut(), 0, ping(3, inside, server, 1));
+        let (_, t) =
+            crate::elements::ip::testutil::push(rw.as_mut(), 0, ping(3, inside, server, 1));
         assert_eq!(drop_reasons(&t), vec!["not a ping"]);
     }
 }

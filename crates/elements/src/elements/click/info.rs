@@ -62,7 +62,10 @@ fn make_sched_info(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, Str
         |v| v.parse::<f64>().is_ok_and(|x| x.is_finite() && x >= 0.0),
         "TICKETS (a non-negative number)",
     )?;
-    Ok(Box::new(Info { key: "params", pairs }))
+    Ok(Box::new(Info {
+        key: "params",
+        pairs,
+    }))
 }
 fn make_thread_sched(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let pairs = parse_pairs(
@@ -71,7 +74,10 @@ fn make_thread_sched(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, S
         |v| v.parse::<i32>().is_ok_and(|x| (-1..=4096).contains(&x)),
         "THREAD (an integer from -1 to 4096)",
     )?;
-    Ok(Box::new(Info { key: "threads", pairs }))
+    Ok(Box::new(Info {
+        key: "threads",
+        pairs,
+    }))
 }
 fn make_seed(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("RandomSeed", config, &["SEED"]);

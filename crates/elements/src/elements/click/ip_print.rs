@@ -32,11 +32,26 @@ struct IpPrint {
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "IPPrint";
     let kws = [
-        "LABEL", "CONTENTS", "PAYLOAD", "MAXLENGTH", "ID", "TTL", "TOS", "LENGTH", "TIMESTAMP",
-        "AGGREGATE", "PAINT", "SWAP", "OUTFILE", "ACTIVE",
+        "LABEL",
+        "CONTENTS",
+        "PAYLOAD",
+        "MAXLENGTH",
+        "ID",
+        "TTL",
+        "TOS",
+        "LENGTH",
+        "TIMESTAMP",
+        "AGGREGATE",
+        "PAINT",
+        "SWAP",
+        "OUTFILE",
+        "ACTIVE",
     ];
     let mut a = Args::parse(c, config, &kws);
-    let label = a.keyword_or_positional("LABEL").map(|s| unquote(&s)).unwrap_or_default();
+    let label = a
+        .keyword_or_positional("LABEL")
+        .map(|s| unquote(&s))
+        .unwrap_or_default();
     let mut show = [false; 4];
     for (i, k) in ["ID", "TTL", "TOS", "LENGTH"].iter().enumerate() {
         if let Some(v) = a.keyword(k) {
@@ -49,7 +64,15 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     if a.keyword("OUTFILE").is_some() {
         return Err(format!("{c}: OUTFILE is not supported"));
     }
-    for k in ["CONTENTS", "PAYLOAD", "TIMESTAMP", "AGGREGATE", "PAINT", "SWAP", "ACTIVE"] {
+    for k in [
+        "CONTENTS",
+        "PAYLOAD",
+        "TIMESTAMP",
+        "AGGREGATE",
+        "PAINT",
+        "SWAP",
+        "ACTIVE",
+    ] {
         a.keyword(k);
     }
     a.finish()?;
@@ -69,17 +92,31 @@ pub fn describe(p: &Packet, show: [bool; 4]) -> String {
         return format!("{ts}: not IP");
     };
     let hl = net::ip_hl(h).max(20);
-    let (s, d) = (net::ip_to_string(net::ip_src(h)), net::ip_to_string(net::ip_dst(h)));
+    let (s, d) = (
+        net::ip_to_string(net::ip_src(h)),
+        net::ip_to_string(net::ip_dst(h)),
+    );
     let first = net::ip_frag_offset(h) == 0;
     let l4 = h.get(hl..).filter(|_| first).unwrap_or(&[]);
     let mut line = match (net::ip_proto(h), l4.len()) {
         (net::IP_PROTO_TCP, n) if n >= 14 => {
-            let flags: String = [(0x02, 'S'), (0x01, 'F'), (0x04, 'R'), (0x08, 'P'), (0x10, '.'), (0x20, 'U')]
-                .iter()
-                .filter(|(b, _)| l4[13] & b != 0)
-                .map(|(_, c)| *c)
-                .collect();
-            format!("{ts}: {s}.{} > {d}.{}: {flags}", net::be16(l4, 0), net::be16(l4, 2))
+            let flags: String = [
+                (0x02, 'S'),
+                (0x01, 'F'),
+                (0x04, 'R'),
+                (0x08, 'P'),
+                (0x10, '.'),
+                (0x20, 'U'),
+            ]
+            .iter()
+            .filter(|(b, _)| l4[13] & b != 0)
+            .map(|(_, c)| *c)
+            .collect();
+            format!(
+                "{ts}: {s}.{} > {d}.{}: {flags}",
+                net::be16(l4, 0),
+                net::be16(l4, 2)
+            )
         }
         (net::IP_PROTO_UDP, n) if n >= 8 => format!(
             "{ts}: {s}.{} > {d}.{}: udp {}",
@@ -154,8 +191,17 @@ mod tests {
         let mut p = Packet::from_bytes(&b);
         p.set_ip_header(0, 20);
         p.anno.timestamp_ns = 1_500_000_000;
-        assert_eq!(describe(&p, [false; 4]), "1.500000: 1.0.0.1.1234 > 2.0.0.2.53: udp 4");
-        assert_eq!(describe(&p, [false, true, false, true]), "1.500000: 1.0.0.1.1234 > 2.0.0.2.53: udp 4 ttl 64 length 32");
-        assert_eq!(describe(&Packet::from_bytes(&[1]), [false; 4]), "0.000000: not IP");
+        assert_eq!(
+            describe(&p, [false; 4]),
+            "1.500000: 1.0.0.1.1234 > 2.0.0.2.53: udp 4"
+        );
+        assert_eq!(
+            describe(&p, [false, true, false, true]),
+            "1.500000: 1.0.0.1.1234 > 2.0.0.2.53: udp 4 ttl 64 length 32"
+        );
+        assert_eq!(
+            describe(&Packet::from_bytes(&[1]), [false; 4]),
+            "0.000000: not IP"
+        );
     }
 }

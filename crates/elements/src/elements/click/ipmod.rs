@@ -59,27 +59,96 @@ macro_rules! class {
         };
     };
 }
-class!(MARK_IP_HEADER, "MarkIPHeader", "set the IP header annotation", make_mark);
-class!(STRIP_IP_HEADER, "StripIPHeader", "remove the IP header (to the transport header)", make_strip);
-class!(SET_IP_ADDRESS, "SetIPAddress", "set the destination IP annotation", make_set_addr);
-class!(STORE_IP_ADDRESS, "StoreIPAddress", "write an address into the packet", make_store);
-class!(SET_RAND_IP_ADDRESS, "SetRandIPAddress", "set a random destination IP annotation", make_rand);
+class!(
+    MARK_IP_HEADER,
+    "MarkIPHeader",
+    "set the IP header annotation",
+    make_mark
+);
+class!(
+    STRIP_IP_HEADER,
+    "StripIPHeader",
+    "remove the IP header (to the transport header)",
+    make_strip
+);
+class!(
+    SET_IP_ADDRESS,
+    "SetIPAddress",
+    "set the destination IP annotation",
+    make_set_addr
+);
+class!(
+    STORE_IP_ADDRESS,
+    "StoreIPAddress",
+    "write an address into the packet",
+    make_store
+);
+class!(
+    SET_RAND_IP_ADDRESS,
+    "SetRandIPAddress",
+    "set a random destination IP annotation",
+    make_rand
+);
 class!(IP_ENCAP, "IPEncap", "prepend an IPv4 header", make_ipencap);
-class!(UDP_IP_ENCAP, "UDPIPEncap", "prepend IPv4 and UDP headers", make_udpipencap);
-class!(IP_MIRROR, "IPMirror", "swap source and destination addresses and ports", make_mirror);
-class!(HOST_ETHER_FILTER, "HostEtherFilter", "keep Ethernet frames for this host", make_hef);
-class!(ICMP_PING_RESPONDER, "ICMPPingResponder", "answer ICMP echo requests", make_pingresp);
+class!(
+    UDP_IP_ENCAP,
+    "UDPIPEncap",
+    "prepend IPv4 and UDP headers",
+    make_udpipencap
+);
+class!(
+    IP_MIRROR,
+    "IPMirror",
+    "swap source and destination addresses and ports",
+    make_mirror
+);
+class!(
+    HOST_ETHER_FILTER,
+    "HostEtherFilter",
+    "keep Ethernet frames for this host",
+    make_hef
+);
+class!(
+    ICMP_PING_RESPONDER,
+    "ICMPPingResponder",
+    "answer ICMP echo requests",
+    make_pingresp
+);
 
 enum K {
     Mark(usize),
     Strip,
     SetAddr([u8; 4]),
     Store(Option<[u8; 4]>, StoreAt),
-    Rand { net: u32, mask: u32, pool: Vec<[u8; 4]>, state: u64 },
-    IpEncap { proto: u8, src: [u8; 4], dst: Option<[u8; 4]>, tos: u8, ttl: u8, df: bool, id: u16 },
-    UdpIpEncap { src: [u8; 4], sport: u16, dst: Option<[u8; 4]>, dport: u16, cksum: bool, id: u16 },
+    Rand {
+        net: u32,
+        mask: u32,
+        pool: Vec<[u8; 4]>,
+        state: u64,
+    },
+    IpEncap {
+        proto: u8,
+        src: [u8; 4],
+        dst: Option<[u8; 4]>,
+        tos: u8,
+        ttl: u8,
+        df: bool,
+        id: u16,
+    },
+    UdpIpEncap {
+        src: [u8; 4],
+        sport: u16,
+        dst: Option<[u8; 4]>,
+        dport: u16,
+        cksum: bool,
+        id: u16,
+    },
     Mirror,
-    Hef { eth: [u8; 6], drop_own: bool, drop_other: bool },
+    Hef {
+        eth: [u8; 6],
+        drop_own: bool,
+        drop_other: bool,
+    },
     PingResp,
 }
 
@@ -121,7 +190,14 @@ fn make_strip(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> 
 }
 fn make_set_addr(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("SetIPAddress", config, &["IPADDR", "ANNO"]);
-    let ip = e("SetIPAddress", "IPADDR", parse_ip(&a.keyword_or_positional("IPADDR").ok_or("SetIPAddress: missing argument IPADDR")?))?;
+    let ip = e(
+        "SetIPAddress",
+        "IPADDR",
+        parse_ip(
+            &a.keyword_or_positional("IPADDR")
+                .ok_or("SetIPAddress: missing argument IPADDR")?,
+        ),
+    )?;
     if a.keyword("ANNO").is_some() {
         return Err("SetIPAddress: ANNO is not supported (the destination annotation only)".into());
     }
@@ -158,8 +234,18 @@ fn make_store(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> 
 fn make_rand(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "SetRandIPAddress";
     let mut a = Args::parse(c, config, &["PREFIX", "LIMIT"]);
-    let (ip, len) = e(c, "PREFIX", parse_prefix(&a.keyword_or_positional("PREFIX").ok_or("SetRandIPAddress: missing argument PREFIX")?))?;
-    let limit = a.keyword_or_positional("LIMIT").map(|s| e(c, "LIMIT", parse_uint(&s))).transpose()?;
+    let (ip, len) = e(
+        c,
+        "PREFIX",
+        parse_prefix(
+            &a.keyword_or_positional("PREFIX")
+                .ok_or("SetRandIPAddress: missing argument PREFIX")?,
+        ),
+    )?;
+    let limit = a
+        .keyword_or_positional("LIMIT")
+        .map(|s| e(c, "LIMIT", parse_uint(&s)))
+        .transpose()?;
     a.finish()?;
     let mask = crate::conf::mask(len);
     let net = u32::from_be_bytes(ip) & mask;
@@ -174,7 +260,12 @@ fn make_rand(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
             pool.push((net | (state as u32 & !mask)).to_be_bytes());
         }
     }
-    Ok(el(K::Rand { net, mask, pool, state }))
+    Ok(el(K::Rand {
+        net,
+        mask,
+        pool,
+        state,
+    }))
 }
 fn proto_num(c: &str, s: &str) -> Result<u8, String> {
     match s.trim() {
@@ -198,10 +289,31 @@ fn dst_or_anno(c: &str, s: &str) -> Result<Option<[u8; 4]>, String> {
 }
 fn make_ipencap(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "IPEncap";
-    let mut a = Args::parse(c, config, &["PROTO", "SRC", "DST", "TOS", "TTL", "DF", "DSCP", "ECT", "CE"]);
-    let proto = proto_num(c, &a.keyword_or_positional("PROTO").ok_or("IPEncap: missing argument PROTO")?)?;
-    let src = e(c, "SRC", parse_ip(&a.keyword_or_positional("SRC").ok_or("IPEncap: missing argument SRC")?))?;
-    let dst = dst_or_anno(c, &a.keyword_or_positional("DST").ok_or("IPEncap: missing argument DST")?)?;
+    let mut a = Args::parse(
+        c,
+        config,
+        &[
+            "PROTO", "SRC", "DST", "TOS", "TTL", "DF", "DSCP", "ECT", "CE",
+        ],
+    );
+    let proto = proto_num(
+        c,
+        &a.keyword_or_positional("PROTO")
+            .ok_or("IPEncap: missing argument PROTO")?,
+    )?;
+    let src = e(
+        c,
+        "SRC",
+        parse_ip(
+            &a.keyword_or_positional("SRC")
+                .ok_or("IPEncap: missing argument SRC")?,
+        ),
+    )?;
+    let dst = dst_or_anno(
+        c,
+        &a.keyword_or_positional("DST")
+            .ok_or("IPEncap: missing argument DST")?,
+    )?;
     let byte = |a: &mut Args, k: &str, d: u8| -> Result<u8, String> {
         match a.keyword(k) {
             Some(s) => {
@@ -223,12 +335,27 @@ fn make_ipencap(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String
         }
     }
     a.finish()?;
-    Ok(el(K::IpEncap { proto, src, dst, tos, ttl, df, id: 0 }))
+    Ok(el(K::IpEncap {
+        proto,
+        src,
+        dst,
+        tos,
+        ttl,
+        df,
+        id: 0,
+    }))
 }
 fn make_udpipencap(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "UDPIPEncap";
     let mut a = Args::parse(c, config, &["SRC", "SPORT", "DST", "DPORT", "CHECKSUM"]);
-    let src = e(c, "SRC", parse_ip(&a.keyword_or_positional("SRC").ok_or("UDPIPEncap: missing argument SRC")?))?;
+    let src = e(
+        c,
+        "SRC",
+        parse_ip(
+            &a.keyword_or_positional("SRC")
+                .ok_or("UDPIPEncap: missing argument SRC")?,
+        ),
+    )?;
     let port = |s: Option<String>, k: &str| -> Result<u16, String> {
         let s = s.ok_or_else(|| format!("{c}: missing argument {k}"))?;
         let v = crate::elements::nat::ipfilter::port_by_name(s.trim())
@@ -237,14 +364,25 @@ fn make_udpipencap(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, Str
         u16::try_from(v).map_err(|_| format!("{c}: {k} {v} is over 65535"))
     };
     let sport = port(a.keyword_or_positional("SPORT"), "SPORT")?;
-    let dst = dst_or_anno(c, &a.keyword_or_positional("DST").ok_or("UDPIPEncap: missing argument DST")?)?;
+    let dst = dst_or_anno(
+        c,
+        &a.keyword_or_positional("DST")
+            .ok_or("UDPIPEncap: missing argument DST")?,
+    )?;
     let dport = port(a.keyword_or_positional("DPORT"), "DPORT")?;
     let cksum = match a.keyword_or_positional("CHECKSUM") {
         Some(s) => e(c, "CHECKSUM", parse_bool(&s))?,
         None => true,
     };
     a.finish()?;
-    Ok(el(K::UdpIpEncap { src, sport, dst, dport, cksum, id: 0 }))
+    Ok(el(K::UdpIpEncap {
+        src,
+        sport,
+        dst,
+        dport,
+        cksum,
+        id: 0,
+    }))
 }
 fn make_mirror(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("IPMirror", config, &["DST_ANNO"]);
@@ -255,14 +393,33 @@ fn make_mirror(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String>
 fn make_hef(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "HostEtherFilter";
     let mut a = Args::parse(c, config, &["ETHER", "DROP_OWN", "DROP_OTHER", "OFFSET"]);
-    let eth = e(c, "ETHER", parse_ether(&a.keyword_or_positional("ETHER").ok_or("HostEtherFilter: missing argument ETHER")?))?;
-    let drop_own = a.keyword_or_positional("DROP_OWN").map(|s| e(c, "DROP_OWN", parse_bool(&s))).transpose()?.unwrap_or(false);
-    let drop_other = a.keyword_or_positional("DROP_OTHER").map(|s| e(c, "DROP_OTHER", parse_bool(&s))).transpose()?.unwrap_or(true);
+    let eth = e(
+        c,
+        "ETHER",
+        parse_ether(
+            &a.keyword_or_positional("ETHER")
+                .ok_or("HostEtherFilter: missing argument ETHER")?,
+        ),
+    )?;
+    let drop_own = a
+        .keyword_or_positional("DROP_OWN")
+        .map(|s| e(c, "DROP_OWN", parse_bool(&s)))
+        .transpose()?
+        .unwrap_or(false);
+    let drop_other = a
+        .keyword_or_positional("DROP_OTHER")
+        .map(|s| e(c, "DROP_OTHER", parse_bool(&s)))
+        .transpose()?
+        .unwrap_or(true);
     if a.keyword("OFFSET").is_some() {
         return Err(format!("{c}: OFFSET is not supported"));
     }
     a.finish()?;
-    Ok(el(K::Hef { eth, drop_own, drop_other }))
+    Ok(el(K::Hef {
+        eth,
+        drop_own,
+        drop_other,
+    }))
 }
 fn make_pingresp(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     Args::parse("ICMPPingResponder", config, &[]).finish()?;
@@ -273,7 +430,11 @@ fn make_pingresp(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, Strin
 fn update32(b: &mut [u8], sum_at: usize, old: [u8; 4], new: [u8; 4]) {
     let mut s = net::be16(b, sum_at);
     for k in [0, 2] {
-        s = incremental_update(s, u16::from_be_bytes([old[k], old[k + 1]]), u16::from_be_bytes([new[k], new[k + 1]]));
+        s = incremental_update(
+            s,
+            u16::from_be_bytes([old[k], old[k + 1]]),
+            u16::from_be_bytes([new[k], new[k + 1]]),
+        );
     }
     net::set_be16(b, sum_at, s);
 }
@@ -285,7 +446,9 @@ impl IpMod {
                 cx.instr(2);
                 cx.read_pkt(1);
                 let off = *off;
-                let Some(&b) = p.data().get(off) else { return Err((p, "too short", false)) };
+                let Some(&b) = p.data().get(off) else {
+                    return Err((p, "too short", false));
+                };
                 let hl = ((b & 0x0f) as usize) * 4;
                 if p.len() < off + 20 {
                     return Err((p, "too short", false));
@@ -296,7 +459,9 @@ impl IpMod {
             K::Strip => {
                 cx.instr(2);
                 cx.read_meta(4);
-                let Some(off) = p.ip_offset() else { return Err((p, "no IP header", false)) };
+                let Some(off) = p.ip_offset() else {
+                    return Err((p, "no IP header", false));
+                };
                 let hl = p.anno.network_header_len;
                 p.strip_front((off + hl).min(p.len()));
                 cx.write_meta(2);
@@ -312,12 +477,16 @@ impl IpMod {
                 let v = addr.unwrap_or(p.anno.dst_ip);
                 match *at {
                     StoreAt::Offset(o) => {
-                        let Some(d) = p.data_mut().get_mut(o..o + 4) else { return Err((p, "too short", false)) };
+                        let Some(d) = p.data_mut().get_mut(o..o + 4) else {
+                            return Err((p, "too short", false));
+                        };
                         d.copy_from_slice(&v);
                         cx.write_pkt(4);
                     }
                     StoreAt::Src | StoreAt::Dst => {
-                        let Some(off) = p.ip_offset() else { return Err((p, "no IP header", false)) };
+                        let Some(off) = p.ip_offset() else {
+                            return Err((p, "no IP header", false));
+                        };
                         let fo = if matches!(at, StoreAt::Src) { 12 } else { 16 };
                         let d = p.data_mut();
                         let h = &mut d[off..];
@@ -352,7 +521,12 @@ impl IpMod {
                     }
                 }
             }
-            K::Rand { net, mask, pool, state } => {
+            K::Rand {
+                net,
+                mask,
+                pool,
+                state,
+            } => {
                 cx.instr(8);
                 cx.dynamic_state(Read, 0, 0, 8);
                 *state = splitmix(*state);
@@ -364,7 +538,15 @@ impl IpMod {
                 };
                 cx.write_meta(4);
             }
-            K::IpEncap { proto, src, dst, tos, ttl, df, id } => {
+            K::IpEncap {
+                proto,
+                src,
+                dst,
+                tos,
+                ttl,
+                df,
+                id,
+            } => {
                 cx.instr(12);
                 cx.dynamic_state(Read, 0, 0, 2);
                 let total = p.len() + 20;
@@ -392,7 +574,14 @@ impl IpMod {
                 p.anno.dst_ip = d;
                 cx.write_meta(8);
             }
-            K::UdpIpEncap { src, sport, dst, dport, cksum, id } => {
+            K::UdpIpEncap {
+                src,
+                sport,
+                dst,
+                dport,
+                cksum,
+                id,
+            } => {
                 cx.instr(20);
                 cx.dynamic_state(Read, 0, 0, 2);
                 let total = p.len() + 28;
@@ -430,7 +619,9 @@ impl IpMod {
             }
             K::Mirror => {
                 cx.instr(8);
-                let Some(off) = p.ip_offset() else { return Err((p, "no IP header", false)) };
+                let Some(off) = p.ip_offset() else {
+                    return Err((p, "no IP header", false));
+                };
                 let h = &mut p.data_mut()[off..];
                 if h.len() < 20 {
                     return Err((p, "too short", false));
@@ -441,7 +632,10 @@ impl IpMod {
                 net::set_ip_dst(h, s);
                 cx.write_pkt(8);
                 let hl = net::ip_hl(h).max(20);
-                if matches!(h[9], net::IP_PROTO_TCP | net::IP_PROTO_UDP) && net::ip_frag_offset(h) == 0 && h.len() >= hl + 4 {
+                if matches!(h[9], net::IP_PROTO_TCP | net::IP_PROTO_UDP)
+                    && net::ip_frag_offset(h) == 0
+                    && h.len() >= hl + 4
+                {
                     cx.read_pkt(4);
                     let (sp, dp) = (net::be16(h, hl), net::be16(h, hl + 2));
                     net::set_be16(h, hl, dp);
@@ -449,7 +643,11 @@ impl IpMod {
                     cx.write_pkt(4);
                 }
             }
-            K::Hef { eth, drop_own, drop_other } => {
+            K::Hef {
+                eth,
+                drop_own,
+                drop_other,
+            } => {
                 cx.instr(4);
                 cx.read_pkt(12);
                 if p.len() < 14 {
@@ -466,10 +664,20 @@ impl IpMod {
             }
             K::PingResp => {
                 cx.instr(24);
-                let Some(off) = p.ip_offset() else { return Err((p, "not an echo request", true)) };
+                let Some(off) = p.ip_offset() else {
+                    return Err((p, "not an echo request", true));
+                };
                 let h = &p.data()[off..];
-                let hl = if h.len() >= 20 { net::ip_hl(h).max(20) } else { 0 };
-                let is_req = hl > 0 && h[9] == net::IP_PROTO_ICMP && net::ip_frag_offset(h) == 0 && h.len() >= hl + 4 && h[hl] == 8;
+                let hl = if h.len() >= 20 {
+                    net::ip_hl(h).max(20)
+                } else {
+                    0
+                };
+                let is_req = hl > 0
+                    && h[9] == net::IP_PROTO_ICMP
+                    && net::ip_frag_offset(h) == 0
+                    && h.len() >= hl + 4
+                    && h[hl] == 8;
                 cx.read_pkt(21);
                 if !is_req {
                     return Err((p, "not an echo request", true));
@@ -567,7 +775,10 @@ mod tests {
         let h = out[0].1.data();
         // 4500 0018 0000 0000 fa04 sum 0a000001 0a000002:
         // 4500+0018+fa04+0a00+0001+0a00+0002 = 0x1531f -> 0x5320 -> ~ = 0xacdf
-        assert_eq!(&h[..12], &[0x45, 0, 0, 0x18, 0, 0, 0, 0, 250, 4, 0xac, 0xdf]);
+        assert_eq!(
+            &h[..12],
+            &[0x45, 0, 0, 0x18, 0, 0, 0, 0, 250, 4, 0xac, 0xdf]
+        );
         let mut s = make("StripIPHeader", "");
         let (out, _) = push(s.as_mut(), 0, out.into_iter().next().unwrap().1);
         assert_eq!(out[0].1.data(), &[9; 4]);
@@ -610,7 +821,10 @@ mod tests {
         pkt[20..24].copy_from_slice(&[0, 1, 0, 2]);
         let (out, _) = push(m.as_mut(), 0, ip_pkt(&pkt));
         let h = out[0].1.data();
-        assert_eq!((net::ip_src(h), net::ip_dst(h)), ([5, 6, 7, 8], [1, 2, 3, 4]));
+        assert_eq!(
+            (net::ip_src(h), net::ip_dst(h)),
+            ([5, 6, 7, 8], [1, 2, 3, 4])
+        );
         assert_eq!(&h[20..24], &[0, 2, 0, 1]);
         // Echo request 1.0.0.1 -> 2.0.0.2, id 0x0102 seq 3, no data: checksum
         // ~(0x0800 + 0x0102 + 0x0003) = ~0x0905 = 0xf6fa; reply type 0: ~(0x0105) = 0xfefa.
@@ -622,7 +836,10 @@ mod tests {
         let (out, _) = push(r.as_mut(), 0, ip_pkt(&req));
         let h = out[0].1.data();
         assert_eq!(&h[20..28], &[0, 0, 0xfe, 0xfa, 1, 2, 0, 3]);
-        assert_eq!((net::ip_src(h), net::ip_dst(h), h[8]), ([2, 0, 0, 2], [1, 0, 0, 1], 255));
+        assert_eq!(
+            (net::ip_src(h), net::ip_dst(h), h[8]),
+            ([2, 0, 0, 2], [1, 0, 0, 1], 255)
+        );
         assert_eq!(pktflow_traffic::checksum::ip_checksum(&h[..20]), 0);
         let mut f = make("HostEtherFilter", "00:00:00:00:00:01");
         let mut frame = vec![0u8; 14];

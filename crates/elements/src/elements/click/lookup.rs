@@ -54,9 +54,15 @@ fn make(class: &str, config: &str, direct: bool) -> Result<Box<dyn Element>, Str
         routes.push(parse_route(&s).map_err(|e| format!("{class}: {e}"))?);
     }
     if routes.is_empty() {
-        return Err(format!("{class}: expected at least one route 'ADDR/MASK [GW] OUT'"));
+        return Err(format!(
+            "{class}: expected at least one route 'ADDR/MASK [GW] OUT'"
+        ));
     }
-    let noutputs = routes.iter().map(|r| r.port as usize + 1).max().unwrap_or(1);
+    let noutputs = routes
+        .iter()
+        .map(|r| r.port as usize + 1)
+        .max()
+        .unwrap_or(1);
     let lpm = Lpm::build(&routes).map_err(|e| format!("{class}: {e}"))?;
     Ok(Box::new(Lookup {
         direct,
@@ -140,7 +146,10 @@ mod tests {
     #[test]
     fn longest_prefix_and_gateways() {
         for class in ["LinearIPLookup", "DirectIPLookup"] {
-            let mut e = make(class, "18.26.4.0/24 1, 18.26.4.128/25 2, 0.0.0.0/0 18.26.4.1 0");
+            let mut e = make(
+                class,
+                "18.26.4.0/24 1, 18.26.4.128/25 2, 0.0.0.0/0 18.26.4.1 0",
+            );
             let mut route = |d: [u8; 4]| {
                 let mut p = Packet::from_bytes(&[0]);
                 p.anno.dst_ip = d;
@@ -149,7 +158,11 @@ mod tests {
             };
             assert_eq!(route([18, 26, 4, 5]).0, Some((1, [18, 26, 4, 5])));
             assert_eq!(route([18, 26, 4, 200]).0, Some((2, [18, 26, 4, 200])));
-            assert_eq!(route([1, 1, 1, 1]).0, Some((0, [18, 26, 4, 1])), "{class}: gateway");
+            assert_eq!(
+                route([1, 1, 1, 1]).0,
+                Some((0, [18, 26, 4, 1])),
+                "{class}: gateway"
+            );
             let (_, t) = route([18, 26, 4, 200]);
             let reads = t.accesses.len();
             assert!(reads >= 2, "{class} charges its table reads");

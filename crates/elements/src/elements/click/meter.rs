@@ -129,6 +129,8 @@ mod tests {
         assert_eq!(run(10_000_000), 0);
         assert_eq!(run(100_000), 2);
         assert_eq!(run(1_000_000), 1, "100,000 B/s lies between the rates");
-        assert!((crate::registry::find("Meter").unwrap().make)("5, 3", &Default::default()).is_err());
+        assert!(
+            (crate::registry::find("Meter").unwrap().make)("5, 3", &Default::default()).is_err()
+        );
     }
 }

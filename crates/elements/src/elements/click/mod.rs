@@ -16,11 +16,11 @@ mod meter;
 mod passthrough;
 mod pull;
 mod red;
+pub mod script;
 pub mod shaper;
 pub mod switches;
 mod tcp_rewriter;
 mod udpgen;
-pub mod script;
 
 use crate::registry::ClassInfo;
 

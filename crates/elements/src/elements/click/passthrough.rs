@@ -57,10 +57,16 @@ fn make_set_timestamp(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, 
 }
 fn make_align(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("Align", config, &["MODULUS", "OFFSET"]);
-    let m = parse_uint(&a.keyword_or_positional("MODULUS").ok_or("Align: missing argument MODULUS")?)
-        .map_err(|e| format!("Align: MODULUS: {e}"))?;
-    let o = parse_uint(&a.keyword_or_positional("OFFSET").ok_or("Align: missing argument OFFSET")?)
-        .map_err(|e| format!("Align: OFFSET: {e}"))?;
+    let m = parse_uint(
+        &a.keyword_or_positional("MODULUS")
+            .ok_or("Align: missing argument MODULUS")?,
+    )
+    .map_err(|e| format!("Align: MODULUS: {e}"))?;
+    let o = parse_uint(
+        &a.keyword_or_positional("OFFSET")
+            .ok_or("Align: missing argument OFFSET")?,
+    )
+    .map_err(|e| format!("Align: OFFSET: {e}"))?;
     a.finish()?;
     if ![2, 4, 8].contains(&m) {
         return Err(format!("Align: MODULUS must be 2, 4 or 8, found {m}"));
@@ -112,7 +118,11 @@ mod tests {
         let mut s = make("SetTimestamp", "1.5");
         let (out, _) = push_at(s.as_mut(), 0, Packet::from_bytes(&[1]), 7_000);
         assert_eq!(out[0].1.anno.timestamp_ns, 1_500_000_000);
-        assert!((crate::registry::find("Align").unwrap().make)("4, 4", &Default::default()).is_err());
-        assert!((crate::registry::find("Align").unwrap().make)("4, 2", &Default::default()).is_ok());
+        assert!(
+            (crate::registry::find("Align").unwrap().make)("4, 4", &Default::default()).is_err()
+        );
+        assert!(
+            (crate::registry::find("Align").unwrap().make)("4, 2", &Default::default()).is_ok()
+        );
     }
 }

@@ -118,7 +118,10 @@ struct Unqueue {
 fn make_unqueue(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("Unqueue", config, &["BURST", "ACTIVE", "LIMIT"]);
     if let Some(b) = a.keyword_or_positional("BURST") {
-        let b: i64 = b.trim().parse().map_err(|_| format!("Unqueue: BURST: expected an integer, found '{b}'"))?;
+        let b: i64 = b
+            .trim()
+            .parse()
+            .map_err(|_| format!("Unqueue: BURST: expected an integer, found '{b}'"))?;
         if b == 0 {
             return Err("Unqueue: BURST must not be 0".into());
         }
@@ -128,7 +131,10 @@ fn make_unqueue(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String
     }
     a.keyword("ACTIVE");
     a.finish()?;
-    Ok(Box::new(Unqueue { sink: false, count: 0 }))
+    Ok(Box::new(Unqueue {
+        sink: false,
+        count: 0,
+    }))
 }
 fn make_timed_sink(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("TimedSink", config, &["INTERVAL"]);
@@ -136,7 +142,10 @@ fn make_timed_sink(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, Str
         parse_seconds(&s).map_err(|e| format!("TimedSink: INTERVAL: {e}"))?;
     }
     a.finish()?;
-    Ok(Box::new(Unqueue { sink: true, count: 0 }))
+    Ok(Box::new(Unqueue {
+        sink: true,
+        count: 0,
+    }))
 }
 
 impl Element for Unqueue {

@@ -44,7 +44,11 @@ struct Red {
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "RED";
-    let mut a = Args::parse(c, config, &["MIN_THRESH", "MAX_THRESH", "MAX_P", "QUEUES", "STABILITY"]);
+    let mut a = Args::parse(
+        c,
+        config,
+        &["MIN_THRESH", "MAX_THRESH", "MAX_P", "QUEUES", "STABILITY"],
+    );
     let num = |s: Option<String>, k: &str| -> Result<f64, String> {
         let s = s.ok_or_else(|| format!("{c}: missing argument {k}"))?;
         let v: f64 = s
@@ -52,7 +56,9 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
             .parse()
             .map_err(|_| format!("{c}: {k}: expected a number, found '{s}'"))?;
         if !v.is_finite() || v < 0.0 {
-            return Err(format!("{c}: {k}: expected a non-negative number, found '{s}'"));
+            return Err(format!(
+                "{c}: {k}: expected a non-negative number, found '{s}'"
+            ));
         }
         Ok(v)
     };
@@ -60,7 +66,9 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let max = num(a.keyword_or_positional("MAX_THRESH"), "MAX_THRESH")?;
     let max_p = num(a.keyword_or_positional("MAX_P"), "MAX_P")?;
     if a.keyword_or_positional("QUEUES").is_some() {
-        return Err(format!("{c}: QUEUES is not supported (the queue downstream of output 0 is used)"));
+        return Err(format!(
+            "{c}: QUEUES is not supported (the queue downstream of output 0 is used)"
+        ));
     }
     let stability = match a.keyword("STABILITY") {
         Some(s) => parse_uint(&s).map_err(|e| format!("{c}: STABILITY: {e}"))?,
@@ -68,7 +76,9 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     };
     a.finish()?;
     if min > max || max_p > 1.0 || max == 0.0 || min > 65535.0 || max > 65535.0 {
-        return Err(format!("{c}: need MIN_THRESH <= MAX_THRESH (at most 65535, MAX_THRESH > 0) and MAX_P <= 1"));
+        return Err(format!(
+            "{c}: need MIN_THRESH <= MAX_THRESH (at most 65535, MAX_THRESH > 0) and MAX_P <= 1"
+        ));
     }
     if stability > 16 {
         return Err(format!("{c}: STABILITY must be at most 16"));
@@ -116,7 +126,11 @@ impl Red {
         };
         self.count += 1;
         let denom = 1.0 - self.count as f64 * p_b;
-        let p_a = if denom <= 0.0 { 1.0 } else { (p_b / denom).min(1.0) };
+        let p_a = if denom <= 0.0 {
+            1.0
+        } else {
+            (p_b / denom).min(1.0)
+        };
         if self.draw(cx) < p_a {
             self.count = 0;
             true
@@ -186,11 +200,21 @@ mod tests {
         let mut r = make("RED", "10, 100, .5");
         assert_eq!(run(r.as_mut(), 5, 200), 0, "below MIN_THRESH nothing drops");
         let mut r = make("RED", "10, 100, .5");
-        assert_eq!(run(r.as_mut(), 1000, 200) > 150, true, "far above 2 MAX every packet drops once avg has risen");
+        assert_eq!(
+            run(r.as_mut(), 1000, 200) > 150,
+            true,
+            "far above 2 MAX every packet drops once avg has risen"
+        );
         let mut r = make("RED", "10, 100, .1");
         let d = run(r.as_mut(), 55, 2000);
         assert!(d > 20 && d < 1000, "between the thresholds some drop: {d}");
-        assert!((crate::registry::find("RED").unwrap().make)("100, 10, .5", &Default::default()).is_err());
-        assert!((crate::registry::find("RED").unwrap().make)("1, 10, 1.5", &Default::default()).is_err());
+        assert!(
+            (crate::registry::find("RED").unwrap().make)("100, 10, .5", &Default::default())
+                .is_err()
+        );
+        assert!(
+            (crate::registry::find("RED").unwrap().make)("1, 10, 1.5", &Default::default())
+                .is_err()
+        );
     }
 }

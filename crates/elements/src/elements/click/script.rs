@@ -260,7 +260,11 @@ impl Script {
             }
             match it.peek().map(|x| x.1) {
                 Some('(') | Some('{') => {
-                    let (open, close) = if it.peek().unwrap().1 == '(' { ('(', ')') } else { ('{', '}') };
+                    let (open, close) = if it.peek().unwrap().1 == '(' {
+                        ('(', ')')
+                    } else {
+                        ('{', '}')
+                    };
                     let mut depth = 0;
                     let mut end = None;
                     for (j, d) in s[i + 1..].char_indices() {
@@ -383,7 +387,10 @@ mod tests {
     struct H(BTreeMap<String, String>, Vec<(String, String)>);
     impl Handlers for H {
         fn read(&self, spec: &str) -> Result<String, String> {
-            self.0.get(spec).cloned().ok_or_else(|| format!("no handler {spec}"))
+            self.0
+                .get(spec)
+                .cloned()
+                .ok_or_else(|| format!("no handler {spec}"))
         }
         fn write(&mut self, spec: &str, value: &str) -> Result<(), String> {
             self.1.push((spec.into(), value.into()));
@@ -411,9 +418,15 @@ mod tests {
     fn defaults_and_refusals() {
         let s = parse_script("DriverManager", "", true).unwrap();
         assert_eq!(s.instrs, vec![Instr::Wait, Instr::Stop]);
-        assert!(parse_script("Script", "goto x", false).unwrap_err().contains("not supported"));
-        assert!(parse_script("Script", "TYPE PACKET, print x", false).unwrap_err().contains("PACKET"));
-        assert!(parse_script("Script", "frobnicate", false).unwrap_err().contains("unknown"));
+        assert!(parse_script("Script", "goto x", false)
+            .unwrap_err()
+            .contains("not supported"));
+        assert!(parse_script("Script", "TYPE PACKET, print x", false)
+            .unwrap_err()
+            .contains("PACKET"));
+        assert!(parse_script("Script", "frobnicate", false)
+            .unwrap_err()
+            .contains("unknown"));
         let mut s = parse_script("Script", "print $x", false).unwrap();
         let mut h = H(BTreeMap::new(), vec![]);
         assert!(s.run(&mut h, true).unwrap_err().contains("$x"));

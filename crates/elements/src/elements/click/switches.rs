@@ -80,7 +80,9 @@ fn parse_k(class: &str, s: Option<String>, default: Option<i64>) -> Result<i64, 
                 .parse()
                 .map_err(|_| format!("{class}: K: expected an output number or -1, found '{s}'"))?;
             if k < -1 {
-                return Err(format!("{class}: K: expected an output number or -1, found {k}"));
+                return Err(format!(
+                    "{class}: K: expected an output number or -1, found {k}"
+                ));
             }
             Ok(k)
         }
@@ -120,10 +122,16 @@ fn make_rr(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
 }
 fn make_hash(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("HashSwitch", config, &["OFFSET", "LENGTH"]);
-    let off = parse_uint(&a.keyword_or_positional("OFFSET").ok_or("HashSwitch: missing argument OFFSET")?)
-        .map_err(|e| format!("HashSwitch: OFFSET: {e}"))?;
-    let len = parse_uint(&a.keyword_or_positional("LENGTH").ok_or("HashSwitch: missing argument LENGTH")?)
-        .map_err(|e| format!("HashSwitch: LENGTH: {e}"))?;
+    let off = parse_uint(
+        &a.keyword_or_positional("OFFSET")
+            .ok_or("HashSwitch: missing argument OFFSET")?,
+    )
+    .map_err(|e| format!("HashSwitch: OFFSET: {e}"))?;
+    let len = parse_uint(
+        &a.keyword_or_positional("LENGTH")
+            .ok_or("HashSwitch: missing argument LENGTH")?,
+    )
+    .map_err(|e| format!("HashSwitch: LENGTH: {e}"))?;
     a.finish()?;
     if len == 0 || len > 65535 || off > 65535 {
         return Err("HashSwitch: LENGTH must be 1 to 65535 and OFFSET at most 65535".into());
@@ -135,8 +143,11 @@ fn make_hash(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
 }
 fn make_check_paint(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("CheckPaint", config, &["COLOR", "ANNO"]);
-    let c = parse_uint(&a.keyword_or_positional("COLOR").ok_or("CheckPaint: missing argument COLOR")?)
-        .map_err(|e| format!("CheckPaint: COLOR: {e}"))?;
+    let c = parse_uint(
+        &a.keyword_or_positional("COLOR")
+            .ok_or("CheckPaint: missing argument COLOR")?,
+    )
+    .map_err(|e| format!("CheckPaint: COLOR: {e}"))?;
     if a.keyword("ANNO").is_some() {
         return Err("CheckPaint: ANNO is not supported (the paint annotation only)".into());
     }
@@ -158,8 +169,9 @@ pub fn splitmix(mut x: u64) -> u64 {
 
 /// FNV-1a, 32-bit.
 pub fn fnv1a(b: &[u8]) -> u32 {
-    b.iter()
-        .fold(0x811c_9dc5u32, |h, &x| (h ^ x as u32).wrapping_mul(0x0100_0193))
+    b.iter().fold(0x811c_9dc5u32, |h, &x| {
+        (h ^ x as u32).wrapping_mul(0x0100_0193)
+    })
 }
 
 impl Element for Chooser {
@@ -289,13 +301,22 @@ mod tests {
         assert_eq!(outs("Switch", "1", 3, &[&[1], &[2]]), vec![1, 1]);
         assert_eq!(outs("Switch", "-1", 3, &[&[1]]), Vec::<usize>::new());
         assert_eq!(outs("StaticSwitch", "2", 3, &[&[1]]), vec![2]);
-        assert_eq!(outs("RoundRobinSwitch", "", 3, &[&[1], &[1], &[1], &[1]]), vec![0, 1, 2, 0]);
+        assert_eq!(
+            outs("RoundRobinSwitch", "", 3, &[&[1], &[1], &[1], &[1]]),
+            vec![0, 1, 2, 0]
+        );
         let one: &[u8] = &[1];
         let r = outs("RandomSwitch", "", 4, &[one; 200]);
-        assert!((0..4).all(|k| r.contains(&k)), "every output is used: {r:?}");
+        assert!(
+            (0..4).all(|k| r.contains(&k)),
+            "every output is used: {r:?}"
+        );
         // FNV-1a of [0x01]: (0x811c9dc5 ^ 1) * 0x01000193 mod 2^32 = 0x040c5b8c -> mod 2 = 0.
         assert_eq!(super::fnv1a(&[1]), 0x040c_5b8c);
-        assert_eq!(outs("HashSwitch", "1, 1", 2, &[&[9, 1], &[9, 1]]), vec![0, 0]);
+        assert_eq!(
+            outs("HashSwitch", "1, 1", 2, &[&[9, 1], &[9, 1]]),
+            vec![0, 0]
+        );
         let mut s = make("Switch", "0");
         s.write_handler("switch", "2").unwrap();
         s.set_port_counts(1, 3);

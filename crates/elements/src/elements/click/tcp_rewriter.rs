@@ -30,7 +30,8 @@ struct TcpRewriter {
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let ip_rw = crate::registry::find("IPRewriter").expect("IPRewriter is registered");
-    let inner = (ip_rw.make)(config, env).map_err(|e| e.replacen("IPRewriter", "TCPRewriter", 1))?;
+    let inner =
+        (ip_rw.make)(config, env).map_err(|e| e.replacen("IPRewriter", "TCPRewriter", 1))?;
     let pass = split_args(config)
         .iter()
         .filter(|a| {

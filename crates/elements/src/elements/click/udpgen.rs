@@ -113,7 +113,9 @@ fn common(c: &str, a: &mut Args) -> Result<Common, String> {
     };
     let len = parse_uint(&a.required("LENGTH")?).map_err(|e| format!("{c}: LENGTH: {e}"))?;
     if !(60..=65535 + 14).contains(&len) {
-        return Err(format!("{c}: LENGTH must be 60 to 65549 bytes, found {len}"));
+        return Err(format!(
+            "{c}: LENGTH must be 60 to 65549 bytes, found {len}"
+        ));
     }
     Ok(Common {
         rate,
@@ -312,7 +314,10 @@ mod tests {
                 (d[34], d[35], d[36], d[37])
             })
             .collect();
-        assert_eq!(ports[0], ports[2], "flow 0 keeps its ports for FLOWSIZE packets");
+        assert_eq!(
+            ports[0], ports[2],
+            "flow 0 keeps its ports for FLOWSIZE packets"
+        );
         assert_ne!(ports[0], ports[4], "then gets new ones");
         assert!((crate::registry::find("FastUDPFlows").unwrap().make)(
             "100, -1, 59, 0:0:0:0:0:1, 1.0.0.1, 0:0:0:0:0:2, 2.0.0.2, 2, 2",

@@ -143,7 +143,11 @@ fn common(class: &str, config: &str, rated: bool) -> Result<Source, String> {
 /// seconds (default 0.5 s), packet i stamped i * INTERVAL; LIMIT -1 (default) for no limit.
 fn make_timed(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "TimedSource";
-    let mut a = Args::parse(c, config, &["INTERVAL", "DATA", "LIMIT", "STOP", "ACTIVE", "HEADROOM"]);
+    let mut a = Args::parse(
+        c,
+        config,
+        &["INTERVAL", "DATA", "LIMIT", "STOP", "ACTIVE", "HEADROOM"],
+    );
     let interval_ns = match a.keyword_or_positional("INTERVAL") {
         Some(s) => crate::elements::nat::flow::parse_seconds(&s)
             .map_err(|e| format!("{c}: INTERVAL: {e}"))?,

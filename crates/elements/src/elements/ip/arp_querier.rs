@@ -482,22 +482,52 @@ mod tests {
         };
         assert_eq!(queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 0).0), 1);
         // At most one query per 100 ms for an address.
-        assert_eq!(queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 99 * ms).0), 0);
-        assert_eq!(queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 100 * ms).0), 1);
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 99 * ms).0),
+            0
+        );
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 100 * ms).0),
+            1
+        );
         // A reply from a group Ethernet address is ignored.
         let other = [192, 168, 1, 8];
-        push_at(e.as_mut(), 1, Packet::from_bytes(&arp(2, [1, 0, 0x5e, 0, 0, 1], other, MYETH, MY)), 101 * ms);
-        assert_eq!(queries(&push_at(e.as_mut(), 0, ip_to(other, 1), 102 * ms).0), 1);
+        push_at(
+            e.as_mut(),
+            1,
+            Packet::from_bytes(&arp(2, [1, 0, 0x5e, 0, 0, 1], other, MYETH, MY)),
+            101 * ms,
+        );
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(other, 1), 102 * ms).0),
+            1
+        );
         // The solicited reply: held packets go, then hits until POLL_TIMEOUT (60 s) has passed;
         // the first packet after that is sent and followed by one poll query.
         let t0 = 200 * ms;
-        let (out, _) = push_at(e.as_mut(), 1, Packet::from_bytes(&arp(2, PEER_ETH, peer, MYETH, MY)), t0);
+        let (out, _) = push_at(
+            e.as_mut(),
+            1,
+            Packet::from_bytes(&arp(2, PEER_ETH, peer, MYETH, MY)),
+            t0,
+        );
         assert_eq!((out.len(), queries(&out)), (3, 0));
-        assert_eq!(queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_000 * ms).0), 0);
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_000 * ms).0),
+            0
+        );
         let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_001 * ms);
         assert_eq!((out.len(), queries(&out)), (2, 1));
-        assert_eq!(net::ether_type(out[0].1.data()), 0x0800, "the packet first, then the poll");
-        assert_eq!(net::ether_dst(out[1].1.data()), PEER_ETH, "polls are unicast");
+        assert_eq!(
+            net::ether_type(out[0].1.data()),
+            0x0800,
+            "the packet first, then the poll"
+        );
+        assert_eq!(
+            net::ether_dst(out[1].1.data()),
+            PEER_ETH,
+            "polls are unicast"
+        );
         let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_002 * ms);
         assert_eq!((out.len(), queries(&out)), (1, 0), "one poll per reply");
         // Two connected outputs: queries leave on the last one, as in Click.

@@ -112,7 +112,15 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse(
         c,
         config,
-        &["SRC", "TYPE", "CODE", "BADADDRS", "MTU", "PMTU", "SET_FIX_ANNO"],
+        &[
+            "SRC",
+            "TYPE",
+            "CODE",
+            "BADADDRS",
+            "MTU",
+            "PMTU",
+            "SET_FIX_ANNO",
+        ],
     );
     let src = a
         .keyword_or_positional("SRC")
@@ -140,7 +148,9 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         None => 576,
     };
     if mtu < 28 {
-        return Err(format!("{c}: MTU {mtu} is too small (at least 28: the IP and ICMP headers)"));
+        return Err(format!(
+            "{c}: MTU {mtu} is too small (at least 28: the IP and ICMP headers)"
+        ));
     }
     let pmtu = match a.keyword("PMTU") {
         Some(s) => {
@@ -187,7 +197,12 @@ impl ICMPError {
         let (src, dst) = (net::ip_src(h), net::ip_dst(h));
         // Click's valid_source: not 0.x.x.x (this network), 127.x.x.x, broadcast, multicast
         // or class E.
-        if net::is_bad_unicast_src(src) || src[0] == 0 || src[0] == 127 || dst == [255; 4] || dst[0] >> 4 == 0xe {
+        if net::is_bad_unicast_src(src)
+            || src[0] == 0
+            || src[0] == 127
+            || dst == [255; 4]
+            || dst[0] >> 4 == 0xe
+        {
             return true;
         }
         cx.instr(2 * self.badaddrs.len() as u32);
@@ -371,7 +386,11 @@ mod tests {
         assert_eq!(q.data().len(), 576);
         assert_eq!(net::ip_total_len(q.data()), 576);
         assert_eq!(&q.data()[28..], &big[..548]);
-        let q = answer("192.168.1.1, timeexceeded, MTU 100", Packet::from_bytes(&big)).unwrap();
+        let q = answer(
+            "192.168.1.1, timeexceeded, MTU 100",
+            Packet::from_bytes(&big),
+        )
+        .unwrap();
         assert_eq!(q.data().len(), 100);
         // Two ICMPError elements of one router number their packets from one counter: 1, 2, 3.
         let env = InitEnv::default();

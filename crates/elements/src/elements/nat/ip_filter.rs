@@ -42,9 +42,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut noutputs = 1;
     for (i, arg) in args.iter().enumerate() {
         let arg = arg.trim();
-        let (action, rest) = arg
-            .split_once(char::is_whitespace)
-            .unwrap_or((arg, ""));
+        let (action, rest) = arg.split_once(char::is_whitespace).unwrap_or((arg, ""));
         let out = match action {
             "allow" => Some(0),
             "deny" | "drop" => None,
@@ -60,7 +58,11 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         if let Some(o) = out {
             noutputs = noutputs.max(o + 1);
         }
-        let pat = if rest.trim().is_empty() { "-" } else { rest.trim() };
+        let pat = if rest.trim().is_empty() {
+            "-"
+        } else {
+            rest.trim()
+        };
         let e = parse_pattern(pat).map_err(|e| format!("{c}: rule {i} '{arg}': {e}"))?;
         rules.push((out, e));
     }

@@ -545,7 +545,11 @@ impl Parser {
         };
         self.last = Some(Last::Addr(sd));
         let mk = |f| prim(f, op, addr & mask, mask);
-        Ok(both(negated(sd, op), mk(Field::SrcAddr), mk(Field::DstAddr)))
+        Ok(both(
+            negated(sd, op),
+            mk(Field::SrcAddr),
+            mk(Field::DstAddr),
+        ))
     }
 
     fn port_value(&mut self) -> R<u32> {
@@ -674,7 +678,11 @@ impl Parser {
         }
         self.no_mask()?;
         let op = self.op();
-        let max = if len == 4 { u32::MAX } else { (1u32 << (8 * len)) - 1 };
+        let max = if len == 4 {
+            u32::MAX
+        } else {
+            (1u32 << (8 * len)) - 1
+        };
         let v = self.number("value", max)?;
         self.last = None;
         let f = if transp {
@@ -1213,9 +1221,18 @@ mod tests {
             .unwrap_err()
             .message
             .contains("not supported"));
-        assert!(parse_pattern("ip[9:5] = 1").unwrap_err().message.contains("out of range"));
-        assert!(parse_pattern("ip[9 = 1").unwrap_err().message.contains("']'"));
-        assert!(parse_pattern("ip[2] = 256").unwrap_err().message.contains("out of range"));
+        assert!(parse_pattern("ip[9:5] = 1")
+            .unwrap_err()
+            .message
+            .contains("out of range"));
+        assert!(parse_pattern("ip[9 = 1")
+            .unwrap_err()
+            .message
+            .contains("']'"));
+        assert!(parse_pattern("ip[2] = 256")
+            .unwrap_err()
+            .message
+            .contains("out of range"));
         assert!(parse_pattern("tcp or").is_err());
         assert!(
             parse_pattern("80").is_err(),

@@ -33,9 +33,9 @@ struct Counter {
 
 fn parse_call(k: &str, s: &str) -> Result<(u64, String, bool), String> {
     let s = s.trim();
-    let (n, rest) = s.split_once(char::is_whitespace).ok_or_else(|| {
-        format!("Counter: {k}: expected 'N HANDLER [VALUE]', found '{s}'")
-    })?;
+    let (n, rest) = s
+        .split_once(char::is_whitespace)
+        .ok_or_else(|| format!("Counter: {k}: expected 'N HANDLER [VALUE]', found '{s}'"))?;
     let n = crate::conf::parse_uint(n).map_err(|e| format!("Counter: {k}: {e}"))?;
     Ok((n, rest.trim().to_string(), false))
 }
