@@ -10,8 +10,11 @@ import struct
 from pathlib import Path
 
 import dpkt
+import pktflow.cli
 import pytest
 from conftest import run_cli, run_json
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "tests" / "data" / "click-conf"
@@ -95,11 +98,6 @@ def test_capture_filter_as_a_click_user_writes_it(tmp_path):
 
 
 # ---- fuzzed numeric arguments of the Click-compatibility elements --------------------------
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-
-import pktflow.cli  # noqa: E402
 
 NUMBERS = st.one_of(
     st.integers(min_value=-(10**25), max_value=10**25).map(str),
