@@ -125,7 +125,7 @@ impl Router {
             .iter()
             .filter(|d| d.class == "RandomSeed")
             .filter_map(|d| crate::elements::click::info::seed_of(&d.config))
-            .last()
+            .next_back()
             .unwrap_or(1);
         let shared = std::sync::Arc::new(crate::conf::Shared::default());
         let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());

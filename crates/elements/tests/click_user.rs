@@ -23,7 +23,7 @@ fn capture_filter_runs_as_written() {
     let conf = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../apps/capture-filter.click");
     std::fs::copy(&conf, dir.join("capture-filter.click")).unwrap();
     let server = [10, 0, 0, 10];
-    let frames = vec![
+    let frames = [
         frame([10, 0, 0, 1], server, 1),        // kept (to the server)
         frame([10, 0, 0, 2], [10, 0, 0, 3], 2), // not kept
         frame(server, [192, 168, 1, 1], 3),     // kept (from the server)
@@ -35,7 +35,7 @@ fn capture_filter_runs_as_written() {
         }, // not IPv4
     ];
     let mut w = PcapWriter::create_with(
-        &dir.join("capture.pcap"),
+        dir.join("capture.pcap"),
         PcapOptions {
             linktype: LINKTYPE_ETHERNET,
             ..Default::default()

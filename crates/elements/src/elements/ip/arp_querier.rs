@@ -90,7 +90,7 @@ pub struct ARPQuerier {
 
 fn parse_pairs(c: &str, s: &str, out: &mut Vec<([u8; 4], [u8; 6])>) -> Result<(), String> {
     let w = split_words(s);
-    if w.len() % 2 != 0 || w.is_empty() {
+    if !w.len().is_multiple_of(2) || w.is_empty() {
         return Err(format!(
             "{c}: TABLE: expected 'IP ETH' pairs, found '{s}' (pktflow has no ARPTable element; TABLE takes static entries)"
         ));
