@@ -659,7 +659,10 @@ impl Router {
                 continue;
             };
             let mut guard = 0;
-            while let Ok(r) = self.pull_from(up, up_port, 0) {
+            while self.elems[s as usize].pull_ready(self.cx.now_ns) {
+                let Ok(r) = self.pull_from(up, up_port, 0) else {
+                    break;
+                };
                 guard += 1;
                 if let Some(p) = r {
                     let v = self.begin(s);

@@ -11,6 +11,7 @@ mod icmp_ping_rewriter;
 pub mod info;
 mod ip_print;
 mod ipmod;
+mod link_unqueue;
 mod lookup;
 mod meter;
 mod passthrough;
@@ -60,6 +61,7 @@ pub static CLASSES: &[ClassInfo] = &[
     red::CLASS,
     shaper::CLASS,
     meter::CLASS,
+    link_unqueue::CLASS,
     tcp_rewriter::CLASS,
     icmp_ping_rewriter::CLASS,
     icmp_ping::CLASS,
