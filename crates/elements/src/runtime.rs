@@ -521,6 +521,27 @@ impl Router {
         self.stopped
     }
 
+    /// The thread hints of the configuration's StaticThreadSched elements: (element name as
+    /// written, thread number), in declaration order, for the mappers.
+    pub fn thread_hints(&self) -> Vec<(String, i32)> {
+        self.graph
+            .elements
+            .iter()
+            .filter(|d| d.class == "StaticThreadSched")
+            .filter_map(|d| {
+                crate::elements::click::info::parse_pairs(
+                    "StaticThreadSched",
+                    &d.config,
+                    |v| v.parse::<i32>().is_ok(),
+                    "THREAD",
+                )
+                .ok()
+            })
+            .flatten()
+            .filter_map(|(e, t)| t.parse().ok().map(|t| (e, t)))
+            .collect()
+    }
+
     /// Read handler `ELEMENT.HANDLER` (a key of the element's statistics).
     pub fn read_handler(&self, spec: &str) -> Result<String, String> {
         read_handler(&self.graph.elements, &self.elems, spec)

@@ -158,3 +158,15 @@ fn link_unqueue_stamps_arrival_times() {
     assert_eq!(ts, vec![7_000_000, 9_000_000, 11_000_000]);
     assert_eq!(r.read_handler("q.length").unwrap(), "3");
 }
+
+/// ScheduleInfo and StaticThreadSched are accepted; the thread hints are kept for the mappers.
+#[test]
+fn thread_hints_are_kept() {
+    let conf = "src :: InfiniteSource(LIMIT 1) -> q :: Queue -> d :: Discard; ScheduleInfo(src .1, d 1); StaticThreadSched(src 0, d 1);";
+    let out = pktflow_click::parse_str(conf, "sched.click").unwrap();
+    let r = Router::new(out.graph, &RouterOptions::default()).unwrap();
+    assert_eq!(
+        r.thread_hints(),
+        vec![("src".to_string(), 0), ("d".to_string(), 1)]
+    );
+}
