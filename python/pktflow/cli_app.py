@@ -210,6 +210,7 @@ def _print_profile(p: dict) -> None:
         console.print(f"input interfaces (rule {ip['rule']}: {ip.get('reason', '')}): {per}", markup=False)
     for note in p.get("notes", []):
         console.print(f"note: {note}", markup=False, highlight=False)
+    _print_script_output(p)
     if p["packets"] == 0:
         return
     s = Table(title="per packet", show_header=True)
@@ -256,6 +257,15 @@ def _print_profile(p: dict) -> None:
         console.print(d)
     if p.get("held"):
         console.print("still held at the end: " + ", ".join(f"{h['element']} {h['count']}" for h in p["held"]))
+
+
+def _print_script_output(p: dict) -> None:
+    """What the configuration's Script/DriverManager elements printed (their `print` and `read`
+    instructions), one line each, prefixed by the element's name."""
+    for name, st in (p.get("element_stats") or {}).items():
+        if isinstance(st, dict) and isinstance(st.get("output"), list):
+            for line in st["output"]:
+                console.print(f"{name}: {line}", markup=False, highlight=False)
 
 
 def elements(as_json: bool = typer.Option(False, "--json", help="Print the list as JSON.")) -> None:

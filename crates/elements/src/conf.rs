@@ -4,9 +4,60 @@
 //! whose first word is all capitals is a keyword argument (`INTERFACES 10.0.0.1/8`).
 use std::path::PathBuf;
 
+/// Blank out Click comments (`// ...` to the end of the line, `/* ... */`) in a configuration
+/// string, outside double- and single-quoted strings; inside `\<...>` hex blocks they are
+/// removed too (Click's own example configurations annotate hex packet data this way). Each
+/// comment character becomes a space (newlines are kept), so columns stay where they were and
+/// a comment still separates words.
+pub fn strip_comments(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out: Vec<u8> = b.to_vec();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            q @ (b'"' | b'\'') => {
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' && q == b'"' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                while i < b.len() && b[i] != b'\n' {
+                    out[i] = b' ';
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let start = i;
+                i += 2;
+                while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
+                    i += 1;
+                }
+                i = (i + 2).min(b.len());
+                for (k, o) in out[start..i].iter_mut().enumerate() {
+                    if b[start + k] != b'\n' {
+                        *o = b' ';
+                    }
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    // Only ASCII bytes were replaced by ASCII spaces (whole comments, multi-byte characters
+    // inside them included), so the result is still UTF-8.
+    String::from_utf8(out).unwrap_or_else(|_| s.to_string())
+}
+
 /// Split a configuration string into its top-level comma-separated arguments (trimmed).
-/// An empty (or all-blank) configuration has no arguments.
+/// Comments are removed first ([`strip_comments`]). An empty (or all-blank) configuration has
+/// no arguments.
 pub fn split_args(s: &str) -> Vec<String> {
+    let stripped = strip_comments(s);
+    let s = stripped.as_str();
     let mut args = Vec::new();
     let mut cur = String::new();
     let mut depth = 0i32;
@@ -183,30 +234,113 @@ impl Args {
     }
 }
 
-/// Parse a dotted-quad IPv4 address.
+/// Parse a dotted-quad IPv4 address, or an `AddressInfo` name (`intern`, `intern:ip`).
 pub fn parse_ip(s: &str) -> Result<[u8; 4], String> {
     let s = s.trim();
+    if let Some(ip) = dotted_quad(s) {
+        return Ok(ip);
+    }
+    if let Some(e) = lookup_name(s, &["ip", "addr"]) {
+        if let Some(ip) = e.ip.or(e.net.map(|n| n.0)) {
+            return Ok(ip);
+        }
+    }
+    Err(format!("expected IP address, found '{s}'"))
+}
+
+fn dotted_quad(s: &str) -> Option<[u8; 4]> {
     let parts: Vec<&str> = s.split('.').collect();
     if parts.len() != 4 {
-        return Err(format!("expected IP address, found '{s}'"));
+        return None;
     }
     let mut ip = [0u8; 4];
     for (i, p) in parts.iter().enumerate() {
-        ip[i] = p
-            .parse::<u8>()
-            .map_err(|_| format!("expected IP address, found '{s}'"))?;
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        ip[i] = p.parse::<u8>().ok()?;
     }
-    Ok(ip)
+    Some(ip)
+}
+
+/// One `AddressInfo` entry: a name and the addresses it stands for.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AddrEntry {
+    pub name: String,
+    pub ip: Option<[u8; 4]>,
+    /// Network (address with host bits as written, prefix length).
+    pub net: Option<([u8; 4], u8)>,
+    pub eth: Option<[u8; 6]>,
+}
+
+thread_local! {
+    static ADDRESS_INFO: std::cell::RefCell<Vec<AddrEntry>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Run `f` with `table` as the `AddressInfo` names that address arguments may use (the
+/// runtime installs the configuration's AddressInfo entries while it configures elements).
+pub fn with_address_info<R>(table: Vec<AddrEntry>, f: impl FnOnce() -> R) -> R {
+    let old = ADDRESS_INFO.with(|t| std::mem::replace(&mut *t.borrow_mut(), table));
+    struct Restore(Option<Vec<AddrEntry>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(v) = self.0.take() {
+                ADDRESS_INFO.with(|t| *t.borrow_mut() = v);
+            }
+        }
+    }
+    let _r = Restore(Some(old));
+    f()
+}
+
+/// The AddressInfo entry `s` names: `NAME` alone, or `NAME:SUFFIX` with SUFFIX one of
+/// `suffixes`. Later entries of the same name win (as in Click, where a name is defined once).
+pub fn lookup_name(s: &str, suffixes: &[&str]) -> Option<AddrEntry> {
+    let (name, suffix) = match s.split_once(':') {
+        Some((n, x)) => (n, Some(x)),
+        None => (s, None),
+    };
+    if let Some(x) = suffix {
+        if !suffixes.contains(&x) {
+            return None;
+        }
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'/' || b == b'@')
+        || name.bytes().next().is_some_and(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    ADDRESS_INFO.with(|t| t.borrow().iter().rev().find(|e| e.name == name).cloned())
 }
 
 /// Parse `addr/len`, `addr/mask` or a bare address (a /32). Returns (address, prefix length);
 /// the address keeps its host bits (Click's `10.0.0.1/8` names an interface and its network).
 pub fn parse_prefix(s: &str) -> Result<([u8; 4], u8), String> {
     let s = s.trim();
+    if dotted_quad(s).is_none() && !s.contains('/') {
+        if let Some(e) = lookup_name(s, &["net", "ipnet", "ip", "addr"]) {
+            let want_ip = s.ends_with(":ip") || s.ends_with(":addr");
+            match (want_ip, e.net, e.ip) {
+                (false, Some(n), _) => return Ok(n),
+                (_, _, Some(ip)) => return Ok((ip, 32)),
+                (true, Some(n), None) => return Ok((n.0, 32)),
+                _ => {}
+            }
+        }
+    }
     match s.split_once('/') {
         None => Ok((parse_ip(s)?, 32)),
         Some((a, l)) => {
-            let ip = parse_ip(a)?;
+            // Click accepts a shortened network address before a prefix: `0/0`, `18.26/16`.
+            let ip = match dotted_quad(a) {
+                Some(ip) => ip,
+                None => {
+                    short_network(a).ok_or_else(|| format!("expected IP prefix, found '{s}'"))?
+                }
+            };
             if let Ok(len) = l.parse::<u8>() {
                 if len > 32 {
                     return Err(format!("prefix length {len} is over 32 in '{s}'"));
@@ -225,6 +359,22 @@ pub fn parse_prefix(s: &str) -> Result<([u8; 4], u8), String> {
     }
 }
 
+/// `18.26` -> 18.26.0.0 (1 to 3 dotted decimal parts), as Click reads a network before `/`.
+fn short_network(a: &str) -> Option<[u8; 4]> {
+    let parts: Vec<&str> = a.split('.').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return None;
+    }
+    let mut ip = [0u8; 4];
+    for (i, p) in parts.iter().enumerate() {
+        if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        ip[i] = p.parse::<u8>().ok()?;
+    }
+    Some(ip)
+}
+
 /// Network mask of a prefix length.
 pub fn mask(len: u8) -> u32 {
     if len == 0 {
@@ -234,9 +384,13 @@ pub fn mask(len: u8) -> u32 {
     }
 }
 
-/// Parse an Ethernet address `00:00:c0:ae:67:ef` (or with `-`).
+/// Parse an Ethernet address `00:00:c0:ae:67:ef` (or with `-`), or an `AddressInfo` name
+/// (`intern`, `intern:eth`).
 pub fn parse_ether(s: &str) -> Result<[u8; 6], String> {
     let s = s.trim();
+    if let Some(e) = lookup_name(s, &["eth", "ether"]).and_then(|e| e.eth) {
+        return Ok(e);
+    }
     let parts: Vec<&str> = s.split([':', '-']).collect();
     if parts.len() != 6 {
         return Err(format!("expected Ethernet address, found '{s}'"));
@@ -313,6 +467,26 @@ pub struct InitEnv {
     /// (IPRewriter naming an IPRewriterPatterns pattern, ARPQuerier, ...).
     /// Shared by every element of a graph (one allocation per graph, not per element).
     pub peers: std::sync::Arc<Vec<(String, String, String)>>,
+    /// Seed of pseudo-random elements: the configuration's `RandomSeed`, else 1.
+    pub seed: u64,
+    /// State shared by all elements of one router (one allocation per graph).
+    pub shared: std::sync::Arc<Shared>,
+}
+
+/// State Click keeps per process and pktflow per router: shared by every element of a graph.
+#[derive(Debug)]
+pub struct Shared {
+    /// The IP id of the next ICMP error: Click's ICMPError numbers its packets from one
+    /// counter for all ICMPError elements, starting at 1.
+    pub icmp_error_id: std::sync::atomic::AtomicU32,
+}
+
+impl Default for Shared {
+    fn default() -> Self {
+        Shared {
+            icmp_error_id: std::sync::atomic::AtomicU32::new(1),
+        }
+    }
 }
 
 impl InitEnv {

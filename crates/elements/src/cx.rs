@@ -16,6 +16,12 @@ pub struct Cx {
     /// the driver can look at them (e.g. answer ARP requests on the link).
     pub(crate) tap: bool,
     pub(crate) departed: Vec<(u32, Packet)>,
+    /// Write handlers elements asked to call (`Counter(COUNT_CALL N HANDLER)`), run by the
+    /// runtime once the current packet is processed.
+    pub(crate) calls: Vec<String>,
+    /// Packets in the storage element (Queue) downstream of the visited element's output 0,
+    /// for elements that ask for it (RED); 0 when there is none.
+    pub downstream_queue_len: usize,
 }
 
 impl Cx {
@@ -114,6 +120,12 @@ impl Cx {
         self.trace.fates.push(Fate::Output {
             element: self.element,
         });
+    }
+
+    /// Ask the runtime to call write handler `spec` (`stop`, `ELEMENT.HANDLER [VALUE]`) once
+    /// the current packet is processed.
+    pub fn call_handler(&mut self, spec: &str) {
+        self.calls.push(spec.to_string());
     }
 
     /// The trace being recorded (for tests and the runtime).

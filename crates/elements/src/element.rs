@@ -143,6 +143,57 @@ pub trait Element: Send {
         false
     }
 
+    /// Write handler `name` (Click's write handlers, called by scripts and by
+    /// `Counter(COUNT_CALL ...)`). Default: the element has none.
+    fn write_handler(&mut self, name: &str, _value: &str) -> Result<(), String> {
+        Err(format!("no write handler '{name}'"))
+    }
+
+    /// Script elements (Script, DriverManager) lend their script to the runtime, which runs it
+    /// against the other elements' handlers and gives it back with [`Element::put_script`].
+    fn take_script(&mut self) -> Option<crate::elements::click::script::Script> {
+        None
+    }
+    fn put_script(&mut self, _s: crate::elements::click::script::Script) {}
+
+    /// True for elements with a pull input and push output(s) that move packets on their own
+    /// (Unqueue, TimedSink): the runtime pulls them like sinks after every packet.
+    fn pulls_actively(&self) -> bool {
+        false
+    }
+
+    /// Elements with several pull inputs (RoundRobinSched, PrioSched): the order in which the
+    /// runtime should try the inputs for the next pull. `None`: pull input 0 only.
+    fn pull_order(&mut self, _inputs: usize) -> Option<Vec<usize>> {
+        None
+    }
+    /// A packet was pulled from input `port` for output `_out` (after [`Element::pull_order`]).
+    fn pulled(&mut self, _port: usize, p: Packet, _cx: &mut Cx) -> Option<Packet> {
+        Some(p)
+    }
+
+    /// Pull-through elements that may refuse a pull at the current time (BandwidthShaper):
+    /// `false` leaves the packet upstream (in its queue) for a later pull.
+    fn pull_ready(&mut self, _now_ns: u64) -> bool {
+        true
+    }
+
+    /// Processing of output `port` (default: [`Ports::output_processing`] for all). PullTee's
+    /// output 0 follows its input while its copy outputs are push.
+    fn output_processing_of(&self, _port: usize) -> Processing {
+        self.ports().output_processing
+    }
+
+    /// Called once the graph is validated, with the number of connected inputs and outputs
+    /// (elements whose behaviour depends on them: RandomSwitch, HashSwitch, Tee-likes).
+    fn set_port_counts(&mut self, _inputs: usize, _outputs: usize) {}
+
+    /// True for elements that read the length of the queue downstream of output 0 (RED);
+    /// the runtime then sets [`Cx::downstream_queue_len`] before each visit.
+    fn wants_downstream_queue(&self) -> bool {
+        false
+    }
+
     /// Static code size in instructions (the code-size model of seed 001; a task must fit an
     /// engine's control store). Override with an estimate of the element's code.
     fn code_size(&self) -> u32 {

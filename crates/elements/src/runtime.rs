@@ -49,6 +49,15 @@ pub struct Router {
     cx: Cx,
     stack: Vec<(u32, u16, Packet)>,
     held_total: usize,
+    /// For each element, the storage element downstream of its output 0 (only for elements
+    /// that read its length).
+    downstream_queue: Vec<Option<u32>>,
+    /// Script/DriverManager elements.
+    scripts: Vec<u32>,
+    /// A stop was requested (script `stop`, `COUNT_CALL ... stop`).
+    stopped: bool,
+    /// The first failed handler call of `COUNT_CALL`, reported by [`Router::finish`].
+    call_errors: Option<String>,
     /// Totals over the run.
     pub injected: u64,
     pub conservation_errors: u64,
@@ -99,48 +108,77 @@ impl Router {
             .map(|e| (e.name.clone(), e.class.clone(), e.config.clone()))
             .collect::<Vec<_>>()
             .into();
-        let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
-        for (i, d) in graph.elements.iter().enumerate() {
-            let Some(info) = registry::find(&d.class) else {
-                let hint = registry::suggest(&d.class)
-                    .map(|s| format!(" (did you mean '{s}'?)"))
-                    .unwrap_or_default();
-                push_err(
+        // AddressInfo names are usable by every element, wherever they are declared.
+        let mut table = Vec::new();
+        for d in graph.elements.iter().filter(|d| d.class == "AddressInfo") {
+            match crate::elements::click::address_info::parse_entries(&d.config) {
+                Ok(t) => table.extend(t),
+                Err(m) => push_err(
                     &mut errs,
                     &d.span,
-                    format!(
-                        "unknown element class '{}' for element '{}'{}",
-                        d.class, d.name, hint
-                    ),
-                );
-                elems.push(None);
-                continue;
-            };
-            let env = InitEnv {
-                index: i as u32,
-                name: d.name.clone(),
-                base_dir: opts.base_dir.clone(),
-                out_dir: opts.out_dir.clone(),
-                peers: peers.clone(),
-            };
-            match (info.make)(&d.config, &env) {
-                Ok(e) => elems.push(Some(e)),
-                Err(m) => {
+                    format!("bad configuration for '{}': {}", d.name, m),
+                ),
+            }
+        }
+        let seed = graph
+            .elements
+            .iter()
+            .filter(|d| d.class == "RandomSeed")
+            .filter_map(|d| crate::elements::click::info::seed_of(&d.config))
+            .next_back()
+            .unwrap_or(1);
+        let shared = std::sync::Arc::new(crate::conf::Shared::default());
+        let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
+        crate::conf::with_address_info(table, || {
+            for (i, d) in graph.elements.iter().enumerate() {
+                let Some(info) = registry::find(&d.class) else {
+                    let hint = registry::suggest(&d.class)
+                        .map(|s| format!(" (did you mean '{s}'?)"))
+                        .unwrap_or_default();
                     push_err(
                         &mut errs,
                         &d.span,
-                        format!("bad configuration for '{}': {}", d.name, m),
+                        format!(
+                            "unknown element class '{}' for element '{}'{}",
+                            d.class, d.name, hint
+                        ),
                     );
                     elems.push(None);
+                    continue;
+                };
+                let env = InitEnv {
+                    index: i as u32,
+                    name: d.name.clone(),
+                    base_dir: opts.base_dir.clone(),
+                    out_dir: opts.out_dir.clone(),
+                    peers: peers.clone(),
+                    seed: seed.wrapping_add(i as u64),
+                    shared: shared.clone(),
+                };
+                match (info.make)(&d.config, &env) {
+                    Ok(e) => elems.push(Some(e)),
+                    Err(m) => {
+                        push_err(
+                            &mut errs,
+                            &d.span,
+                            format!("bad configuration for '{}': {}", d.name, m),
+                        );
+                        elems.push(None);
+                    }
                 }
             }
-        }
+        });
         let n = graph.elements.len();
         // Port usage.
         let mut out_edge: Vec<Vec<Option<(u32, u16)>>> = vec![Vec::new(); n];
         let mut in_used: Vec<Vec<Vec<(u32, u16)>>> = vec![Vec::new(); n];
+        // Ports connected to an element that failed to configure: not reported again as
+        // unconnected (one error per problem, not a cascade).
+        let mut near_failed: std::collections::HashSet<(usize, bool, usize)> = Default::default();
         for c in &graph.connections {
             let (Some(Some(src)), Some(Some(dst))) = (elems.get(c.from), elems.get(c.to)) else {
+                near_failed.insert((c.from, true, c.from_port));
+                near_failed.insert((c.to, false, c.to_port));
                 continue;
             };
             let (sp, dp) = (src.ports(), dst.ports());
@@ -197,7 +235,9 @@ impl Router {
             let d = &graph.elements[i];
             let used_out = out_edge[i].len().max(p.outputs.0);
             for port in 0..used_out {
-                if out_edge[i].get(port).copied().flatten().is_none() {
+                if out_edge[i].get(port).copied().flatten().is_none()
+                    && !near_failed.contains(&(i, true, port))
+                {
                     push_err(
                         &mut errs,
                         &d.span,
@@ -210,7 +250,9 @@ impl Router {
             }
             let used_in = in_used[i].len().max(p.inputs.0);
             for port in 0..used_in {
-                if in_used[i].get(port).is_none_or(|v| v.is_empty()) {
+                if in_used[i].get(port).is_none_or(|v| v.is_empty())
+                    && !near_failed.contains(&(i, false, port))
+                {
                     push_err(
                         &mut errs,
                         &d.span,
@@ -257,8 +299,8 @@ impl Router {
             }
             for port in 0..nout {
                 let x = out_node(i, port, &elems);
-                dsu.value[x] =
-                    (p.output_processing != Processing::Agnostic).then_some(p.output_processing);
+                let op = e.output_processing_of(port);
+                dsu.value[x] = (op != Processing::Agnostic).then_some(op);
             }
         }
         // Agnostic elements: their agnostic ports share one processing.
@@ -268,9 +310,11 @@ impl Router {
             if p.input_processing == Processing::Agnostic {
                 nodes.extend((0..in_used[i].len()).map(|port| in_node(i, port)));
             }
-            if p.output_processing == Processing::Agnostic {
-                nodes.extend((0..out_edge[i].len()).map(|port| out_node(i, port, &elems)));
-            }
+            nodes.extend(
+                (0..out_edge[i].len())
+                    .filter(|&port| e.output_processing_of(port) == Processing::Agnostic)
+                    .map(|port| out_node(i, port, &elems)),
+            );
             for w in nodes.windows(2) {
                 let _ = dsu.union(w[0], w[1]);
             }
@@ -360,13 +404,44 @@ impl Router {
             match e.role() {
                 Role::Source => sources.push(i as u32),
                 Role::Generator => generators.push(i as u32),
-                Role::Sink if in_proc[i].first() == Some(&Processing::Pull) => {
-                    pull_sinks.push(i as u32)
-                }
                 _ => {}
             }
+            // Elements that take packets out of a pull input on their own: sinks (ToDevice
+            // behind a Queue), devices with an input (KernelTun), Unqueue-likes.
+            let pulls = matches!(e.role(), Role::Sink | Role::Source) || e.pulls_actively();
+            if pulls && in_proc[i].first() == Some(&Processing::Pull) {
+                pull_sinks.push(i as u32);
+            }
         }
-        Ok(Router {
+        let mut elems = elems;
+        for (i, e) in elems.iter_mut().enumerate() {
+            e.set_port_counts(in_used[i].len(), out_edge[i].len());
+        }
+        // The storage element downstream of output 0, for elements that read its length.
+        let mut downstream_queue = vec![None; n];
+        for (i, e) in elems.iter().enumerate() {
+            if !e.wants_downstream_queue() {
+                continue;
+            }
+            let mut at = out_edge[i].first().copied().flatten();
+            for _ in 0..64 {
+                let Some((j, _)) = at else { break };
+                if elems[j as usize].is_storage() {
+                    downstream_queue[i] = Some(j);
+                    break;
+                }
+                at = out_edge[j as usize].first().copied().flatten();
+            }
+        }
+        let scripts: Vec<u32> = (0..n as u32)
+            .filter(|&i| {
+                matches!(
+                    graph.elements[i as usize].class.as_str(),
+                    "Script" | "DriverManager"
+                )
+            })
+            .collect();
+        let mut r = Router {
             graph,
             elems,
             out_edge,
@@ -382,7 +457,94 @@ impl Router {
             held_total: 0,
             injected: 0,
             conservation_errors: 0,
-        })
+            scripts,
+            stopped: false,
+            call_errors: None,
+            downstream_queue,
+        };
+        // Script instructions before their first wait run now, before any packet.
+        if let Err((i, m)) = r.run_scripts(false) {
+            let span = r.graph.elements[i as usize].span.clone();
+            return Err(vec![Diagnostic::error(span, m)]);
+        }
+        Ok(r)
+    }
+
+    /// Run every script element up to its next wait (`past_wait` false) or to its end.
+    fn run_scripts(&mut self, past_wait: bool) -> Result<(), (u32, String)> {
+        for k in 0..self.scripts.len() {
+            let i = self.scripts[k];
+            let Some(mut s) = self.elems[i as usize].take_script() else {
+                continue;
+            };
+            let mut h = RouterHandlers {
+                names: &self.graph.elements,
+                elems: &mut self.elems,
+            };
+            let r = s.run(&mut h, past_wait);
+            self.elems[i as usize].put_script(s);
+            match r {
+                Ok(stop) => self.stopped |= stop,
+                Err(m) => {
+                    return Err((
+                        i,
+                        format!("{}: {}", self.graph.elements[i as usize].name, m),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Call the write handlers elements asked for while processing the last packet.
+    fn run_calls(&mut self) {
+        let calls = std::mem::take(&mut self.cx.calls);
+        for c in calls {
+            let (spec, value) = c.split_once(' ').unwrap_or((c.as_str(), ""));
+            if spec == "stop" || spec.ends_with(".stop") {
+                self.stopped = true;
+                continue;
+            }
+            let mut h = RouterHandlers {
+                names: &self.graph.elements,
+                elems: &mut self.elems,
+            };
+            if let Err(m) = crate::elements::click::script::Handlers::write(&mut h, spec, value) {
+                self.call_errors.get_or_insert(m);
+            }
+        }
+    }
+
+    /// True once a script or a `COUNT_CALL` asked the router to stop: the configuration's own
+    /// sources emit nothing more.
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// The thread hints of the configuration's StaticThreadSched elements: (element name as
+    /// written, thread number), in declaration order, for the mappers.
+    pub fn thread_hints(&self) -> Vec<(String, i32)> {
+        self.graph
+            .elements
+            .iter()
+            .filter(|d| d.class == "StaticThreadSched")
+            .filter_map(|d| {
+                crate::elements::click::info::parse_pairs(
+                    "StaticThreadSched",
+                    &d.config,
+                    |v| v.parse::<i32>().is_ok(),
+                    "THREAD",
+                )
+                .ok()
+            })
+            .flatten()
+            .filter_map(|(e, t)| t.parse().ok().map(|t| (e, t)))
+            .collect()
+    }
+
+    /// Read handler `ELEMENT.HANDLER` (a key of the element's statistics).
+    pub fn read_handler(&self, spec: &str) -> Result<String, String> {
+        read_handler(&self.graph.elements, &self.elems, spec)
     }
 
     /// Number of trace injection points (FromDevice-like sources), in declaration order.
@@ -447,6 +609,9 @@ impl Router {
                 self.cx.drop_packet(p, "visit limit exceeded");
                 continue;
             }
+            if let Some(q) = self.downstream_queue[e as usize] {
+                self.cx.downstream_queue_len = self.elems[q as usize].held();
+            }
             let v = self.begin(e);
             self.elems[e as usize].push(port as usize, p, &mut self.cx);
             self.end(v, port);
@@ -471,6 +636,29 @@ impl Router {
             self.route_emitted(e);
             return Ok(r);
         }
+        if !self.elems[e as usize].pull_ready(self.cx.now_ns) {
+            return Err(());
+        }
+        let nin = self.in_edge[e as usize].len();
+        if let Some(order) = self.elems[e as usize].pull_order(nin) {
+            // A scheduler: the first input (in its order) that has a packet.
+            for port_in in order {
+                let Some((up, up_port)) = self.in_edge[e as usize].get(port_in).copied().flatten()
+                else {
+                    continue;
+                };
+                let Ok(Some(p)) = self.pull_from(up, up_port, depth + 1) else {
+                    continue;
+                };
+                let v = self.begin(e);
+                let r = self.elems[e as usize].pulled(port_in, p, &mut self.cx);
+                self.end(v, port);
+                self.route_emitted(e);
+                self.run_stack();
+                return Ok(r);
+            }
+            return Err(());
+        }
         let Some((up, up_port)) = self.in_edge[e as usize].first().copied().flatten() else {
             return Err(());
         };
@@ -492,7 +680,10 @@ impl Router {
                 continue;
             };
             let mut guard = 0;
-            while let Ok(r) = self.pull_from(up, up_port, 0) {
+            while self.elems[s as usize].pull_ready(self.cx.now_ns) {
+                let Ok(r) = self.pull_from(up, up_port, 0) else {
+                    break;
+                };
                 guard += 1;
                 if let Some(p) = r {
                     let v = self.begin(s);
@@ -530,6 +721,9 @@ impl Router {
         self.route_emitted(start);
         self.run_stack();
         self.drain_pull_sinks();
+        if !self.cx.calls.is_empty() {
+            self.run_calls();
+        }
         self.injected += 1;
         let created = packets_created() - created_before;
         let held = self.held_now();
@@ -609,6 +803,9 @@ impl Router {
     /// taken round-robin from the generators not yet exhausted, processed; `None` once every
     /// generator is exhausted. Packet ids count from 0 over all generators.
     pub fn generate_next(&mut self) -> Option<&PacketTrace> {
+        if self.stopped {
+            return None;
+        }
         let n = self.generators.len();
         if self.gen_done.len() != n {
             self.gen_done = vec![false; n];
@@ -672,6 +869,11 @@ impl Router {
 
     /// Flush outputs (ToDump files). Returns the first error, naming the element.
     pub fn finish(&mut self) -> Result<(), String> {
+        // The packets are over: every script's wait completes and the rest of it runs.
+        self.run_scripts(true).map_err(|(_, m)| m)?;
+        if let Some(m) = self.call_errors.take() {
+            return Err(format!("COUNT_CALL: {m}"));
+        }
         for (i, e) in self.elems.iter_mut().enumerate() {
             e.finish()
                 .map_err(|m| format!("{}: {}", self.graph.elements[i].name, m))?;
@@ -689,6 +891,65 @@ impl Router {
             }
         }
         serde_json::Value::Object(m)
+    }
+}
+
+/// The router's handlers as scripts see them.
+struct RouterHandlers<'a> {
+    names: &'a [pktflow_model::ElementDecl],
+    elems: &'a mut Vec<Box<dyn Element>>,
+}
+
+fn find_handler<'n>(
+    names: &'n [pktflow_model::ElementDecl],
+    spec: &'n str,
+) -> Result<(usize, &'n str), String> {
+    let (el, h) = spec
+        .rsplit_once('.')
+        .ok_or_else(|| format!("'{spec}' is not a handler (expected ELEMENT.HANDLER)"))?;
+    let i = names
+        .iter()
+        .position(|d| d.name == el)
+        .ok_or_else(|| format!("no element '{el}' (handler '{spec}')"))?;
+    Ok((i, h))
+}
+
+fn read_handler(
+    names: &[pktflow_model::ElementDecl],
+    elems: &[Box<dyn Element>],
+    spec: &str,
+) -> Result<String, String> {
+    let (i, h) = find_handler(names, spec)?;
+    match h {
+        "name" => return Ok(names[i].name.clone()),
+        "class" => return Ok(names[i].class.clone()),
+        "config" => return Ok(names[i].config.clone()),
+        _ => {}
+    }
+    let st = elems[i].stats();
+    let v = st
+        .get(h)
+        .ok_or_else(|| format!("element '{}' has no read handler '{h}'", names[i].name))?;
+    Ok(match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_string))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        other => other.to_string(),
+    })
+}
+
+impl crate::elements::click::script::Handlers for RouterHandlers<'_> {
+    fn read(&self, spec: &str) -> Result<String, String> {
+        read_handler(self.names, self.elems, spec)
+    }
+    fn write(&mut self, spec: &str, value: &str) -> Result<(), String> {
+        let (i, h) = find_handler(self.names, spec)?;
+        self.elems[i]
+            .write_handler(h, value)
+            .map_err(|m| format!("{}: {m}", self.names[i].name))
     }
 }
 

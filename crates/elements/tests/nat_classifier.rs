@@ -467,9 +467,16 @@ fn reference(e: &E, p: &Pk) -> bool {
                     Some(x) => p.proto == *x,
                     None => p.proto == 6 || p.proto == 17,
                 };
+                // Click's meaning of '!=': 'src or dst port != 53' is true when neither port
+                // is 53 (the negation of 'src or dst port 53'), so the join flips.
+                let s = match (s, o) {
+                    (2, Op::Ne) => 3,
+                    (3, Op::Ne) => 2,
+                    (s, _) => *s,
+                };
                 proto_ok
                     && first
-                    && both(*s, |src| {
+                    && both(s, |src| {
                         o.t(if src { p.sport } else { p.dport } as u32, *v as u32)
                     })
             }

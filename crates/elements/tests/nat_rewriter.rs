@@ -551,3 +551,42 @@ fn checksum_elements_recompute_and_check() {
     );
     assert_eq!(drop_reasons(&t), vec!["not TCP"]);
 }
+
+/// Click's port choice: `L-H#` hands out L, L+1, L+2, ... to flows whose own source port is
+/// outside the range; `L-H` starts each scan at a pseudo-random port (and keeps a flow's own
+/// source port when it is inside the range and free).
+#[test]
+fn sequential_and_random_port_ranges() {
+    let ports = |spec: &str| -> Vec<u16> {
+        let mut r = nat(&format!("NAT 1.0.0.1 {spec} - -"), "pattern NAT 0 1, drop");
+        (0..4u16)
+            .map(|k| {
+                let (_, out) = send(
+                    &mut r,
+                    0,
+                    pkt(&ip_packet(UDP, IN, SERVER, 1000 + k, 53, b"q", 0), 0.0),
+                );
+                flow(&out[0].1).1
+            })
+            .collect()
+    };
+    assert_eq!(ports("50000-50999#"), vec![50000, 50001, 50002, 50003]);
+    let random = ports("50000-50999");
+    assert!(random.iter().all(|p| (50000..=50999).contains(p)));
+    assert_ne!(random, vec![50000, 50001, 50002, 50003], "not sequential");
+    let unique: HashSet<u16> = random.iter().copied().collect();
+    assert_eq!(unique.len(), 4);
+    assert_eq!(
+        random,
+        ports("50000-50999"),
+        "reproducible for the same configuration"
+    );
+    // The flow's own source port is kept when it lies in the range.
+    let mut r = nat("NAT 1.0.0.1 1000-2000 - -", "pattern NAT 0 1, drop");
+    let (_, out) = send(
+        &mut r,
+        0,
+        pkt(&ip_packet(UDP, IN, SERVER, 1500, 53, b"q", 0), 0.0),
+    );
+    assert_eq!(flow(&out[0].1).1, 1500);
+}

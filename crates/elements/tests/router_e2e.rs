@@ -226,12 +226,13 @@ fn ttl_expiry_is_answered_from_the_outgoing_interface_address() {
     assert_eq!(net::ip_header_sum(ip), 0);
     assert_eq!(
         net::ip_ttl(ip),
-        254,
-        "the error's own TTL was decremented on the way out"
+        199,
+        "the error's own TTL (200, Click's) was decremented on the way out"
     );
     assert_eq!((ip[20], ip[21]), (11, 0));
     assert_eq!(pktflow_traffic::checksum::ip_checksum(&ip[20..]), 0);
-    assert_eq!(&ip[28..56], &orig[..28]);
+    // The whole original (60 bytes) is quoted: it fits in the 576-byte limit.
+    assert_eq!(&ip[28..], &orig[..]);
 }
 
 #[test]
@@ -302,9 +303,11 @@ fn redirect_when_leaving_by_the_arrival_interface() {
         ip_frame(ETH0, HOST_A, ipv4(A, A2, 64, &[], 16, false)),
     );
     assert_eq!(s.out.len(), 2, "{:?}", s.trace.fates);
-    let fwd = &s.out[0].1;
+    // PaintTee sends its copy (which becomes the redirect) before the original, as Click
+    // does, so the redirect is queued first.
+    let fwd = &s.out[1].1;
     assert_eq!(net::ether_dst(fwd), [2, 0, 0, 0, 0, 3]);
-    let red = &s.out[1].1[14..];
+    let red = &s.out[0].1[14..];
     assert_eq!((net::ip_src(red), net::ip_dst(red)), ([10, 0, 0, 1], A));
     assert_eq!((red[20], red[21]), (5, 1));
     assert_eq!(&red[24..28], &A2, "gateway = the next hop");

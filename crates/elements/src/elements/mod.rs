@@ -1,5 +1,6 @@
 //! Element implementations, one per file, grouped by family. Each family folder exports
 //! `CLASSES`, the list of its classes for the registry.
+pub mod click;
 pub mod io;
 pub mod ip;
 pub mod nat;
@@ -17,4 +18,5 @@ pub static CLASS_LISTS: &[&[ClassInfo]] = &[
     io::CLASSES,
     tdpm::CLASSES,
     stateful::CLASSES,
+    click::CLASSES,
 ];

@@ -11,4 +11,5 @@ pub static CLASSES: &[ClassInfo] = &[
     to_dump::CLASS,
     sources::INFINITE,
     sources::RATED,
+    sources::TIMED,
 ];

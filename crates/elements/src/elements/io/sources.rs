@@ -1,5 +1,8 @@
 //! `InfiniteSource([DATA, LIMIT, BURST, ACTIVE, STOP, DATASIZE])` and
-//! `RatedSource([DATA, RATE, LIMIT, ACTIVE, STOP, DATASIZE])` — generate copies of one packet.
+//! `RatedSource([DATA, RATE, LIMIT, ACTIVE, STOP, DATASIZE])` and `TimedSource([INTERVAL, DATA,
+//! LIMIT, STOP, ACTIVE])` — generate copies of one packet (TimedSource: one every INTERVAL
+//! seconds, default 0.5 s, packet i stamped i * INTERVAL). Write handlers `active`, `reset`,
+//! `limit`.
 //!
 //! Generators (no inputs, 1 push output; the runtime pulls packets out of them with
 //! `Router::run_generators`). DATA is a Click data string (see [`super::data`]; default
@@ -26,6 +29,11 @@ pub const INFINITE: ClassInfo = ClassInfo {
     summary: "generate copies of a packet (LIMIT of them, or until the run's limit)",
     make: make_infinite,
 };
+pub const TIMED: ClassInfo = ClassInfo {
+    name: "TimedSource",
+    summary: "generate copies of a packet every INTERVAL seconds",
+    make: make_timed,
+};
 pub const RATED: ClassInfo = ClassInfo {
     name: "RatedSource",
     summary: "generate copies of a packet at RATE packets per second",
@@ -41,6 +49,8 @@ struct Source {
     limit: Option<u64>,
     /// Inter-packet gap in ns (None: all at time 0), as a rate for exact arithmetic.
     rate: Option<u64>,
+    /// TimedSource: gap between packets, ns (packet i at i * INTERVAL).
+    interval_ns: Option<u64>,
     active: bool,
     count: u64,
 }
@@ -123,9 +133,51 @@ fn common(class: &str, config: &str, rated: bool) -> Result<Source, String> {
         data,
         limit,
         rate,
+        interval_ns: None,
         active,
         count: 0,
     })
+}
+
+/// `TimedSource([INTERVAL, DATA, LIMIT, STOP, ACTIVE])`: a copy of DATA every INTERVAL
+/// seconds (default 0.5 s), packet i stamped i * INTERVAL; LIMIT -1 (default) for no limit.
+fn make_timed(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+    let c = "TimedSource";
+    let mut a = Args::parse(
+        c,
+        config,
+        &["INTERVAL", "DATA", "LIMIT", "STOP", "ACTIVE", "HEADROOM"],
+    );
+    let interval_ns = match a.keyword_or_positional("INTERVAL") {
+        Some(s) => crate::elements::nat::flow::parse_seconds(&s)
+            .map_err(|e| format!("{c}: INTERVAL: {e}"))?,
+        None => 500_000_000,
+    };
+    let data = match a.keyword_or_positional("DATA") {
+        Some(d) => parse_data(&d).map_err(|e| format!("{c}: DATA: {e}"))?,
+        None => DEFAULT_DATA.as_bytes().to_vec(),
+    };
+    let limit = match a.keyword_or_positional("LIMIT") {
+        Some(s) => parse_limit(&s).map_err(|e| format!("{c}: {e}"))?,
+        None => None,
+    };
+    if let Some(s) = a.keyword_or_positional("STOP") {
+        parse_bool(&s).map_err(|e| format!("{c}: STOP: {e}"))?;
+    }
+    let active = match a.keyword("ACTIVE") {
+        Some(s) => parse_bool(&s).map_err(|e| format!("{c}: ACTIVE: {e}"))?,
+        None => true,
+    };
+    a.keyword("HEADROOM");
+    a.finish()?;
+    Ok(Box::new(Source {
+        data,
+        limit,
+        rate: None,
+        interval_ns: Some(interval_ns),
+        active,
+        count: 0,
+    }))
 }
 
 fn make_infinite(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -147,15 +199,25 @@ impl Element for Source {
             return None;
         }
         let mut p = Packet::from_bytes(&self.data);
-        p.anno.timestamp_ns = match self.rate {
-            Some(r) => ((self.count as u128 * 1_000_000_000) / r as u128) as u64,
-            None => 0,
+        p.anno.timestamp_ns = match (self.rate, self.interval_ns) {
+            (Some(r), _) => ((self.count as u128 * 1_000_000_000) / r as u128) as u64,
+            (None, Some(i)) => self.count.saturating_mul(i),
+            (None, None) => 0,
         };
         self.count += 1;
         Some(p)
     }
     fn stats(&self) -> serde_json::Value {
-        serde_json::json!({"count": self.count})
+        serde_json::json!({"count": self.count, "active": self.active})
+    }
+    fn write_handler(&mut self, name: &str, value: &str) -> Result<(), String> {
+        match name {
+            "active" => self.active = parse_bool(value)?,
+            "reset" => self.count = 0,
+            "limit" => self.limit = parse_limit(value)?,
+            _ => return Err(format!("no write handler '{name}'")),
+        }
+        Ok(())
     }
     fn code_size(&self) -> u32 {
         30

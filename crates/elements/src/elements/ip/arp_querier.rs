@@ -6,25 +6,30 @@
 //! it, type 0x0800) and leaves on output 0. Otherwise it is held and an ARP request for the
 //! address (from IP/ETH, to ff:ff:ff:ff:ff:ff) is sent, on output 1 when the element has two
 //! outputs connected (Click's two-output form), else on output 0; a further request for the
-//! same address is sent only when the last one is at least 10 ms old (pktflow's rate limit).
+//! same address is sent only when the last one is at least 100 ms old (Click: "at most 10
+//! times a second").
 //! Special destinations (Click): 0.0.0.0 is dropped (`zero destination`); 255.255.255.255 and
 //! the BROADCAST address go to ff:ff:ff:ff:ff:ff; multicast 224/4 to 01:00:5e + the low 23
 //! bits. At most CAPACITY packets (default 2048) are held; beyond that they are dropped
 //! (`arp queue full`).
 //!
-//! Input 1: ARP replies with their Ethernet header. A valid Ethernet/IPv4 reply records
-//! sender IP -> sender Ethernet (expiring after TIMEOUT seconds, default 300, 0 = never) and
-//! sends every packet held for that address, in arrival order. The reply itself is consumed
-//! (dropped with reason `arp reply consumed`; other packets: `not an ARP reply`).
+//! Input 1: ARP replies with their Ethernet header. A valid Ethernet/IPv4 reply (not from a
+//! group Ethernet address, which Click ignores) records sender IP -> sender Ethernet, also
+//! when unsolicited, and sends every packet held for that address, in arrival order. The entry
+//! is used until TIMEOUT seconds (default 300, 0 = never) after the last reply. Once the last
+//! reply is more than POLL_TIMEOUT seconds old (default 60, 0 = never), the next packet sent
+//! with the entry is followed by a query (Click's polling), once per reply: unicast to the
+//! known Ethernet address, or broadcast with `BROADCAST_POLL true`. The reply
+//! itself is consumed (dropped with reason `arp reply consumed`; other packets:
+//! `not an ARP reply`).
 //!
 //! Static entries (pktflow keyword, Click has none; Click's TABLE names a shared ARPTable
 //! element, which pktflow does not have): `TABLE ip eth, ip eth, ...` (the pairs after TABLE
 //! may also be separated by spaces). Static entries never expire and replies do not change
 //! them.
 //!
-//! Ports: 2 push inputs, 1-2 push outputs. pktflow cannot see at configure time which outputs
-//! are connected, so the two-output form is chosen with the pktflow keyword `QUERY_OUTPUT 1`
-//! (default: queries on output 0).
+//! Ports: 2 push inputs, 1-2 push outputs. Queries leave on the last connected output, as in
+//! Click (the pktflow keyword `QUERY_OUTPUT 0|1` overrides that).
 //!
 //! Costs: input 0: 6 instructions, a 4-byte meta-data read (destination) and an 8-byte read of
 //! the ARP entry (dynamic state object 0, key = the IP address); hit: 10 instructions, a 14-byte
@@ -50,7 +55,8 @@ pub const CLASS: ClassInfo = ClassInfo {
     make,
 };
 
-const REQUERY_NS: u64 = 10_000_000;
+/// Click sends a query for an address at most ten times a second.
+const REQUERY_NS: u64 = 100_000_000;
 
 #[derive(Clone, Copy, Debug)]
 struct Entry {
@@ -58,6 +64,9 @@ struct Entry {
     /// Expiry time (ns); u64::MAX for static entries.
     expires: u64,
     is_static: bool,
+    /// Time of the last reply (ns), and whether a poll query was sent since.
+    learned: u64,
+    polled: bool,
 }
 
 pub struct ARPQuerier {
@@ -66,7 +75,10 @@ pub struct ARPQuerier {
     broadcast: Option<[u8; 4]>,
     capacity: usize,
     timeout_ns: u64,
-    query_port: usize,
+    poll_ns: u64,
+    broadcast_poll: bool,
+    query_port: Option<usize>,
+    nout: usize,
     table: HashMap<[u8; 4], Entry>,
     pending: HashMap<[u8; 4], VecDeque<Packet>>,
     last_query: HashMap<[u8; 4], u64>,
@@ -78,7 +90,7 @@ pub struct ARPQuerier {
 
 fn parse_pairs(c: &str, s: &str, out: &mut Vec<([u8; 4], [u8; 6])>) -> Result<(), String> {
     let w = split_words(s);
-    if w.len() % 2 != 0 || w.is_empty() {
+    if !w.len().is_multiple_of(2) || w.is_empty() {
         return Err(format!(
             "{c}: TABLE: expected 'IP ETH' pairs, found '{s}' (pktflow has no ARPTable element; TABLE takes static entries)"
         ));
@@ -105,6 +117,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
             "POLL_TIMEOUT",
             "TABLE",
             "QUERY_OUTPUT",
+            "BROADCAST_POLL",
             "ENTRY_CAPACITY",
             "ENTRY_PACKET_CAPACITY",
         ],
@@ -113,8 +126,12 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         .keyword_or_positional("IP")
         .ok_or("ARPQuerier: missing argument IP")?;
     // Allow "IP ETH" in one argument.
+    // An AddressInfo name alone gives both (`ARPQuerier(intern)`), as in Click.
+    let named = crate::conf::lookup_name(ip_s.trim(), &[])
+        .filter(|e| e.eth.is_some() && (e.ip.is_some() || e.net.is_some()));
     let (ip, eth) = match split_words(&ip_s).as_slice() {
         [i, e] => (parse_ip(i), parse_ether(e)),
+        [n] if named.is_some() && a.keyword("ETH").is_none() => (parse_ip(n), parse_ether(n)),
         _ => {
             let eth_s = a
                 .keyword_or_positional("ETH")
@@ -146,12 +163,21 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     };
     let query_port = match a.keyword("QUERY_OUTPUT") {
         Some(s) => match parse_uint(&s) {
-            Ok(p @ 0..=1) => p as usize,
+            Ok(p @ 0..=1) => Some(p as usize),
             _ => return Err(format!("{c}: QUERY_OUTPUT must be 0 or 1")),
         },
-        None => 0,
+        None => None,
     };
-    for k in ["POLL_TIMEOUT", "ENTRY_CAPACITY", "ENTRY_PACKET_CAPACITY"] {
+    let poll_ns = match a.keyword("POLL_TIMEOUT") {
+        Some(s) => crate::elements::nat::flow::parse_seconds(&s)
+            .map_err(|e| format!("{c}: POLL_TIMEOUT: {e}"))?,
+        None => 60 * 1_000_000_000,
+    };
+    let broadcast_poll = match a.keyword("BROADCAST_POLL") {
+        Some(s) => crate::conf::parse_bool(&s).map_err(|e| format!("{c}: BROADCAST_POLL: {e}"))?,
+        None => false,
+    };
+    for k in ["ENTRY_CAPACITY", "ENTRY_PACKET_CAPACITY"] {
         a.keyword(k);
     }
     a.finish()?;
@@ -163,6 +189,8 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
                 eth: e,
                 expires: u64::MAX,
                 is_static: true,
+                learned: 0,
+                polled: false,
             },
         );
     }
@@ -176,7 +204,10 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         } else {
             timeout_ns
         },
+        poll_ns,
+        broadcast_poll,
         query_port,
+        nout: 1,
         table,
         pending: HashMap::new(),
         last_query: HashMap::new(),
@@ -198,10 +229,16 @@ impl ARPQuerier {
     }
 
     fn send_query(&mut self, target: [u8; 4], cx: &mut Cx) {
+        self.send_query_to(target, net::ETHER_BROADCAST, cx)
+    }
+
+    /// An ARP request for `target`, sent to Ethernet address `to` (broadcast, or the known
+    /// address when polling).
+    fn send_query_to(&mut self, target: [u8; 4], to: [u8; 6], cx: &mut Cx) {
         let mut q = Packet::zeroed(net::ETHER_LEN + net::ARP_LEN);
         q.anno.timestamp_ns = cx.now_ns;
         let d = q.data_mut();
-        net::write_ether(d, net::ETHER_BROADCAST, self.eth, net::ETHERTYPE_ARP);
+        net::write_ether(d, to, self.eth, net::ETHERTYPE_ARP);
         net::write_arp(
             &mut d[net::ETHER_LEN..],
             net::ARP_OP_REQUEST,
@@ -213,7 +250,8 @@ impl ARPQuerier {
         cx.instr(30);
         cx.write_pkt(42);
         self.queries += 1;
-        cx.emit(self.query_port, q);
+        let port = self.query_port.unwrap_or(self.nout - 1);
+        cx.emit(port, q);
     }
 
     fn handle_ip(&mut self, p: Packet, cx: &mut Cx) {
@@ -238,12 +276,27 @@ impl ARPQuerier {
         }
         let key = u32::from_be_bytes(dst) as u64;
         cx.dynamic_state(Read, 0, key, 8);
-        if let Some(e) = self.table.get(&dst) {
-            if e.expires > cx.now_ns {
+        if let Some(e) = self.table.get_mut(&dst) {
+            if e.expires >= cx.now_ns {
                 let eth = e.eth;
+                let poll = !e.is_static
+                    && !e.polled
+                    && self.poll_ns > 0
+                    && cx.now_ns.saturating_sub(e.learned) > self.poll_ns;
+                if poll {
+                    e.polled = true;
+                }
                 self.hits += 1;
                 let p = self.encap(p, eth, cx);
                 cx.emit(0, p);
+                if poll {
+                    let to = if self.broadcast_poll {
+                        net::ETHER_BROADCAST
+                    } else {
+                        eth
+                    };
+                    self.send_query_to(dst, to, cx);
+                }
                 return;
             }
         }
@@ -284,6 +337,11 @@ impl ARPQuerier {
         let (spa, sha) = (net::arp_spa(a), net::arp_sha(a));
         let key = u32::from_be_bytes(spa) as u64;
         cx.dynamic_state(Read, 0, key, 8);
+        // Click 2.1 stores no entry for a group (multicast) sender Ethernet address.
+        if sha[0] & 1 == 1 {
+            cx.drop_packet(p, "arp reply consumed");
+            return;
+        }
         let is_static = self.table.get(&spa).is_some_and(|e| e.is_static);
         if !is_static {
             cx.dynamic_state(Write, 0, key, 8);
@@ -294,6 +352,8 @@ impl ARPQuerier {
                     eth: sha,
                     expires,
                     is_static: false,
+                    learned: cx.now_ns,
+                    polled: false,
                 },
             );
         }
@@ -315,6 +375,9 @@ impl ARPQuerier {
 impl Element for ARPQuerier {
     fn ports(&self) -> Ports {
         Ports::push(2, 1).with_outputs(1, 2)
+    }
+    fn set_port_counts(&mut self, _inputs: usize, outputs: usize) {
+        self.nout = outputs.clamp(1, 2);
     }
     fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
         if port == 0 {
@@ -405,6 +468,72 @@ mod tests {
         let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 5), 400_000_000_000);
         assert_eq!(out.len(), 1);
         assert_eq!(net::ether_type(out[0].1.data()), net::ETHERTYPE_ARP);
+    }
+
+    #[test]
+    fn click_timers_requery_poll_and_unsolicited_replies() {
+        let mut e = make("ARPQuerier", "192.168.1.1, 00:00:c0:4f:71:ef");
+        let peer = [192, 168, 1, 7];
+        let ms = 1_000_000u64;
+        let queries = |out: &[(usize, Packet)]| {
+            out.iter()
+                .filter(|(_, p)| net::ether_type(p.data()) == net::ETHERTYPE_ARP)
+                .count()
+        };
+        assert_eq!(queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 0).0), 1);
+        // At most one query per 100 ms for an address.
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 99 * ms).0),
+            0
+        );
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), 100 * ms).0),
+            1
+        );
+        // A reply from a group Ethernet address is ignored.
+        let other = [192, 168, 1, 8];
+        push_at(
+            e.as_mut(),
+            1,
+            Packet::from_bytes(&arp(2, [1, 0, 0x5e, 0, 0, 1], other, MYETH, MY)),
+            101 * ms,
+        );
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(other, 1), 102 * ms).0),
+            1
+        );
+        // The solicited reply: held packets go, then hits until POLL_TIMEOUT (60 s) has passed;
+        // the first packet after that is sent and followed by one poll query.
+        let t0 = 200 * ms;
+        let (out, _) = push_at(
+            e.as_mut(),
+            1,
+            Packet::from_bytes(&arp(2, PEER_ETH, peer, MYETH, MY)),
+            t0,
+        );
+        assert_eq!((out.len(), queries(&out)), (3, 0));
+        assert_eq!(
+            queries(&push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_000 * ms).0),
+            0
+        );
+        let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_001 * ms);
+        assert_eq!((out.len(), queries(&out)), (2, 1));
+        assert_eq!(
+            net::ether_type(out[0].1.data()),
+            0x0800,
+            "the packet first, then the poll"
+        );
+        assert_eq!(
+            net::ether_dst(out[1].1.data()),
+            PEER_ETH,
+            "polls are unicast"
+        );
+        let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 1), t0 + 60_002 * ms);
+        assert_eq!((out.len(), queries(&out)), (1, 0), "one poll per reply");
+        // Two connected outputs: queries leave on the last one, as in Click.
+        let mut two = make("ARPQuerier", "192.168.1.1, 00:00:c0:4f:71:ef");
+        two.set_port_counts(2, 2);
+        assert_eq!(push(two.as_mut(), 0, ip_to(peer, 1)).0[0].0, 1);
     }
 
     #[test]

@@ -40,6 +40,22 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         let mut eth = None;
         let mut ips = Vec::new();
         for w in &words {
+            // An AddressInfo name gives its IP address (else its network) and its Ethernet
+            // address, as in Click.
+            if let Some(e) = crate::conf::lookup_name(w, &[]) {
+                if let Some(ip) = e.ip {
+                    ips.push((ip, 32));
+                } else if let Some(n) = e.net {
+                    ips.push(n);
+                }
+                if let Some(m) = e.eth {
+                    if eth.is_some_and(|x| x != m) {
+                        return Err(format!("{c}: more than one Ethernet address in '{arg}'"));
+                    }
+                    eth = Some(m);
+                }
+                continue;
+            }
             if w.contains(':') || (w.matches('-').count() == 5) {
                 if eth.is_some() {
                     return Err(format!("{c}: more than one Ethernet address in '{arg}'"));
@@ -112,6 +128,10 @@ impl Element for ARPResponder {
             return self.other(p, cx, "arp not answered");
         };
         let (sha, spa) = (net::arp_sha(a), net::arp_spa(a));
+        // Click builds a fresh 42-byte reply (Ethernet + ARP, no padding): a request padded
+        // to the 60-byte Ethernet minimum does not make a padded reply.
+        let extra = p.len() - (net::ETHER_LEN + net::ARP_LEN);
+        p.take(extra);
         let d = p.data_mut();
         net::write_ether(d, sha, eth, net::ETHERTYPE_ARP);
         net::write_arp(
@@ -140,6 +160,15 @@ mod tests {
     use super::super::testutil::*;
     use crate::net;
     use pktflow_traffic::Packet;
+
+    #[test]
+    fn reply_is_42_bytes_even_for_a_padded_request() {
+        let mut e = make("ARPResponder", "10.0.0.1 00:00:c0:ae:67:ef");
+        let mut req = arp(1, [2, 0, 0, 0, 0, 1], [10, 0, 0, 2], [0; 6], [10, 0, 0, 1]);
+        req.resize(60, 0xee);
+        let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&req));
+        assert_eq!(out[0].1.len(), 42);
+    }
 
     #[test]
     fn answers_requests_for_its_addresses_only() {

@@ -6,19 +6,19 @@
 //! header checksum when CHECKSUM is true, the default (`bad IP checksum`), total length >=
 //! header length and <= the bytes present (`bad IP length`), and, when any of INTERFACES,
 //! BADSRC or GOODDST is given (RFC 1812 5.3.7), the source address (`bad source address`):
-//! a source that is 0.0.0.0, 255.255.255.255, multicast or class E, or on the BADSRC list, is
-//! bad unless the destination is on the GOODDST list. `INTERFACES a/len ...` adds each
+//! a source that is 0.0.0.0, 255.255.255.255 or on the BADSRC list is bad unless the
+//! destination is on the GOODDST list. As in Click, multicast and class-E sources are not
+//! refused here (the routing table and ICMPError deal with them). `INTERFACES a/len ...` adds each
 //! interface's directed broadcast address to BADSRC and the interface address to GOODDST.
 //! The old syntax `CheckIPHeader(BADSRC2 [, OFFSET])` (a first argument that is a list of
 //! addresses) works like BADSRC.
 //!
 //! Valid packets are trimmed to the IP total length (Ethernet padding), get the network-header
 //! annotation (OFFSET, header length) and the destination IP annotation, and leave on output
-//! 0. Invalid packets are dropped with the reason above (Click sends them to output 1 when it
-//! is connected; pktflow cannot yet see at configure time whether output 1 is connected, so
-//! they are always dropped with their reason; the `drops` read handler counts them).
+//! 0. Invalid packets leave on output 1 when it is connected, as in Click, else they are
+//! dropped with the reason above; the `drops` read handler counts them either way.
 //!
-//! Ports: 1 agnostic input, 1-2 outputs.
+//! Ports: 1 agnostic input, 1-2 outputs (output 0 agnostic, output 1 push).
 //! Costs: 6 instructions and a 1-byte packet-data read (version/length); with CHECKSUM one
 //! instruction per 16-bit header word and a read of the whole header (else a 4-byte read of the
 //! length fields); 3 instructions per source-address list entry compared and a 4+4-byte read of
@@ -46,6 +46,8 @@ pub struct CheckIPHeader {
     gooddst: Vec<[u8; 4]>,
     count: u64,
     drops: u64,
+    /// Connected outputs: with 2, invalid packets leave on output 1.
+    nout: usize,
 }
 
 fn ip_list(class: &str, what: &str, s: &str) -> Result<Vec<[u8; 4]>, String> {
@@ -127,6 +129,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         gooddst,
         count: 0,
         drops: 0,
+        nout: 1,
     }))
 }
 
@@ -166,7 +169,7 @@ impl CheckIPHeader {
             let src = net::ip_src(h);
             let dst = net::ip_dst(h);
             cx.instr(4 + 3 * self.badsrc.len() as u32);
-            let bad = net::is_bad_unicast_src(src) || self.badsrc.contains(&src);
+            let bad = src == [0; 4] || src == [255; 4] || self.badsrc.contains(&src);
             if bad {
                 cx.instr(3 * self.gooddst.len() as u32);
                 if !self.gooddst.contains(&dst) {
@@ -182,6 +185,16 @@ impl Element for CheckIPHeader {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1).with_outputs(1, 2)
     }
+    fn output_processing_of(&self, port: usize) -> crate::element::Processing {
+        if port == 0 {
+            crate::element::Processing::Agnostic
+        } else {
+            crate::element::Processing::Push
+        }
+    }
+    fn set_port_counts(&mut self, _inputs: usize, outputs: usize) {
+        self.nout = outputs.max(1);
+    }
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.read_meta(2);
         let off = self.offset.min(p.len());
@@ -189,7 +202,11 @@ impl Element for CheckIPHeader {
         cx.instr(4);
         if let Some(reason) = verdict {
             self.drops += 1;
-            cx.drop_packet(p, reason);
+            if self.nout > 1 {
+                cx.emit(1, p);
+            } else {
+                cx.drop_packet(p, reason);
+            }
             return None;
         }
         let h = &p.data()[off..];
@@ -252,6 +269,18 @@ mod tests {
     }
 
     #[test]
+    fn bad_packets_go_to_output_1_when_it_is_connected() {
+        let mut e = crate::elements::ip::testutil::make("CheckIPHeader", "");
+        e.set_port_counts(1, 2);
+        let mut b = ipv4([10, 0, 0, 2], [10, 0, 0, 3], 64, &[], 8, 0);
+        b[0] = 0x65; // version 6
+        let (out, t) = crate::elements::ip::testutil::push(e.as_mut(), 0, Packet::from_bytes(&b));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].0, 1);
+        assert!(t.fates.is_empty(), "not dropped");
+    }
+
+    #[test]
     fn bad_packets_are_dropped_with_their_reason() {
         let good = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &[], 30, 0);
         assert_eq!(verdict(CFG, &good[..19]).unwrap_err(), "tiny packet");
@@ -280,7 +309,6 @@ mod tests {
             [10, 255, 255, 255],
             [192, 168, 1, 255],
             [255, 255, 255, 255],
-            [224, 0, 0, 5],
         ] {
             let b = ipv4(src, [192, 168, 1, 9], 64, &[], 30, 0);
             assert_eq!(
@@ -288,6 +316,10 @@ mod tests {
                 "bad source address",
                 "{src:?}"
             );
+        }
+        // Multicast and class-E sources are not refused by CheckIPHeader (as in Click).
+        for src in [[224, 0, 0, 5], [240, 0, 0, 1]] {
+            assert!(verdict(CFG, &ipv4(src, [192, 168, 1, 9], 64, &[], 30, 0)).is_ok());
         }
         // ... unless addressed to one of our interfaces (GOODDST).
         let b = ipv4([10, 255, 255, 255], [10, 0, 0, 1], 64, &[], 30, 0);

@@ -1,23 +1,27 @@
-//! `ICMPError(SRC, TYPE [, CODE, keywords BADADDRS, MTU, SET_FIX_ANNO])` — answers the IP
+//! `ICMPError(SRC, TYPE [, CODE, keywords BADADDRS, MTU, PMTU, SET_FIX_ANNO])` — answers the IP
 //! packet it receives with an ICMP error of TYPE/CODE from source address SRC, and drops the
 //! original (reason `icmp error sent`).
 //!
 //! TYPE and CODE are numbers or Click's names: `unreachable` (3: `net`, `host`, `protocol`,
 //! `port`, `needfrag`), `sourcequench` (4), `redirect` (5: `net`, `host`), `timeexceeded`
 //! (11: `transit`, `reassembly`), `parameterproblem` (12: `erroratptr`, `missingopt`,
-//! `length`). The ICMP message carries the original IP header and the first 8 bytes of its
-//! payload (RFC 792). Type-specific words: parameter problem code 0 takes its pointer from the
-//! parameter-problem annotation (IPGWOptions sets it); redirect takes the gateway from the
-//! destination annotation (the next hop the route lookup chose); unreachable/needfrag reports
-//! the next-hop MTU given by `MTU` (default 576, as Click).
+//! `length`). As Click does, the error packet is at most MTU bytes (default 576, RFC 1812
+//! 4.3.2.3): it quotes as much of the original packet, from its IP header on, as fits in
+//! MTU - 28 bytes (548 by default), or all of it when shorter. Type-specific words: parameter
+//! problem code 0 takes its pointer from the parameter-problem annotation (IPGWOptions sets
+//! it); redirect takes the gateway from the destination annotation (the next hop the route
+//! lookup chose); unreachable/needfrag reports PMTU in its next-hop MTU field (pktflow's
+//! keyword; default 0, the zero Click leaves there).
 //!
 //! No error is generated (the original is dropped with reason `icmp error suppressed`) for
 //! (RFC 1812 4.3.2.7): a packet that arrived as a link-level broadcast or multicast; a
-//! fragment other than the first; an ICMP error message; a source address that is 0.0.0.0,
-//! 255.255.255.255, multicast or class E; a multicast or limited-broadcast destination; a
+//! fragment other than the first; an ICMP error message; a source address in 0.0.0.0/8 or
+//! 127.0.0.0/8, 255.255.255.255, multicast or class E; a multicast or limited-broadcast destination; a
 //! source or destination on the BADADDRS list; a truncated IP header.
 //!
-//! The new packet is IPv4/ICMP with TTL 255, a fresh IP id, and valid IP and ICMP checksums;
+//! The new packet is IPv4/ICMP with TOS 0, TTL 200 (Click's value), an IP id from one counter
+//! shared by every ICMPError of the configuration (1, 2, 3, ... as Click's process-wide
+//! counter), and valid IP and ICMP checksums;
 //! its network-header annotation is set, its destination annotation is the original source,
 //! and its fix-source annotation is set (unless `SET_FIX_ANNO false`) so that `FixIPSrc` on the
 //! way out rewrites the source to the outgoing interface's address.
@@ -28,7 +32,8 @@
 //! there. Building: 40 instructions + 1 per byte copied + 1 per 16-bit word checksummed, a
 //! packet-data read of the quoted bytes, a packet-data write of the whole new packet, a
 //! 16-byte meta-data write (annotations), and the IP-id counter (dynamic state object 0,
-//! key 0, 2-byte read and write: shared by every packet this element answers).
+//! key 0, 2-byte read and write: recorded as this element's object although the counter is
+//! shared by all ICMPError elements).
 use super::ip_header_offset;
 use crate::conf::{parse_bool, parse_ip, parse_uint, split_words, Args, InitEnv};
 use crate::cx::Cx;
@@ -51,8 +56,9 @@ pub struct ICMPError {
     code: u8,
     badaddrs: Vec<[u8; 4]>,
     mtu: u16,
+    pmtu: u16,
     set_fix: bool,
-    ip_id: u16,
+    ids: std::sync::Arc<crate::conf::Shared>,
     sent: u64,
     suppressed: u64,
 }
@@ -101,12 +107,20 @@ fn type_code(ty: &str, code: Option<&str>) -> Result<(u8, u8), String> {
     Ok((t, c))
 }
 
-fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "ICMPError";
     let mut a = Args::parse(
         c,
         config,
-        &["SRC", "TYPE", "CODE", "BADADDRS", "MTU", "SET_FIX_ANNO"],
+        &[
+            "SRC",
+            "TYPE",
+            "CODE",
+            "BADADDRS",
+            "MTU",
+            "PMTU",
+            "SET_FIX_ANNO",
+        ],
     );
     let src = a
         .keyword_or_positional("SRC")
@@ -133,6 +147,18 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         }
         None => 576,
     };
+    if mtu < 28 {
+        return Err(format!(
+            "{c}: MTU {mtu} is too small (at least 28: the IP and ICMP headers)"
+        ));
+    }
+    let pmtu = match a.keyword("PMTU") {
+        Some(s) => {
+            let m = parse_uint(&s).map_err(|e| format!("{c}: PMTU: {e}"))?;
+            u16::try_from(m).map_err(|_| format!("{c}: PMTU must fit in 16 bits"))?
+        }
+        None => 0,
+    };
     let set_fix = match a.keyword("SET_FIX_ANNO") {
         Some(s) => parse_bool(&s).map_err(|e| format!("{c}: SET_FIX_ANNO: {e}"))?,
         None => true,
@@ -144,8 +170,9 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         code,
         badaddrs,
         mtu,
+        pmtu,
         set_fix,
-        ip_id: 0,
+        ids: env.shared.clone(),
         sent: 0,
         suppressed: 0,
     }))
@@ -168,7 +195,14 @@ impl ICMPError {
             return true;
         }
         let (src, dst) = (net::ip_src(h), net::ip_dst(h));
-        if net::is_bad_unicast_src(src) || dst == [255; 4] || dst[0] >> 4 == 0xe {
+        // Click's valid_source: not 0.x.x.x (this network), 127.x.x.x, broadcast, multicast
+        // or class E.
+        if net::is_bad_unicast_src(src)
+            || src[0] == 0
+            || src[0] == 127
+            || dst == [255; 4]
+            || dst[0] >> 4 == 0xe
+        {
             return true;
         }
         cx.instr(2 * self.badaddrs.len() as u32);
@@ -210,9 +244,8 @@ impl Element for ICMPError {
             cx.drop_packet(p, "icmp error suppressed");
             return None;
         }
-        let hl = net::ip_hl(h);
-        let tot = net::ip_total_len(h).clamp(hl, h.len());
-        let quoted = hl + (tot - hl).min(8);
+        // Quote from the IP header to the end of the packet, as much as fits in MTU.
+        let quoted = h.len().min(self.mtu as usize - 28);
         let len = 20 + 8 + quoted;
         let mut q = Packet::zeroed(len);
         q.anno.timestamp_ns = p.anno.timestamp_ns;
@@ -224,10 +257,13 @@ impl Element for ICMPError {
             d[0] = 0x45;
             net::set_be16(d, 2, len as u16);
             cx.dynamic_state(Read, 0, 0, 2);
-            self.ip_id = self.ip_id.wrapping_add(1);
+            let id = self
+                .ids
+                .icmp_error_id
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             cx.dynamic_state(Write, 0, 0, 2);
-            net::set_be16(d, 4, self.ip_id);
-            d[8] = 255;
+            net::set_be16(d, 4, id as u16);
+            d[8] = 200;
             d[9] = net::IP_PROTO_ICMP;
             net::set_ip_src(d, self.src);
             net::set_ip_dst(d, net::ip_src(h));
@@ -245,7 +281,7 @@ impl Element for ICMPError {
                     cx.read_meta(4);
                     icmp[4..8].copy_from_slice(&p.anno.dst_ip);
                 }
-                (3, 4) => net::set_be16(icmp, 6, self.mtu),
+                (3, 4) => net::set_be16(icmp, 6, self.pmtu),
                 _ => {}
             }
             icmp[8..8 + quoted].copy_from_slice(&h[..quoted]);
@@ -294,7 +330,8 @@ mod tests {
         let orig = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 1, &[], 100, 0);
         let q = answer("192.168.1.1, timeexceeded", Packet::from_bytes(&orig)).unwrap();
         let d = q.data();
-        assert_eq!(d.len(), 20 + 8 + 28);
+        // The whole 120-byte original fits in 576 - 28 bytes: it is all quoted.
+        assert_eq!(d.len(), 20 + 8 + 120);
         assert!(net::ip_header_ok(d));
         assert_eq!(net::ip_header_sum(d), 0);
         assert_eq!(
@@ -304,7 +341,7 @@ mod tests {
                 net::ip_proto(d),
                 net::ip_ttl(d)
             ),
-            ([192, 168, 1, 1], [10, 0, 0, 2], 1, 255)
+            ([192, 168, 1, 1], [10, 0, 0, 2], 1, 200)
         );
         assert_eq!(
             pktflow_traffic::checksum::ip_checksum(&d[20..]),
@@ -312,7 +349,7 @@ mod tests {
             "ICMP checksum"
         );
         assert_eq!((d[20], d[21]), (11, 0));
-        assert_eq!(&d[28..], &orig[..28], "quotes the header and 8 bytes");
+        assert_eq!(&d[28..], &orig[..], "quotes the packet");
         assert_eq!(q.anno.dst_ip, [10, 0, 0, 2]);
         assert!(q.anno.fix_ip_src);
         assert_eq!(q.ip_offset(), Some(0));
@@ -327,7 +364,7 @@ mod tests {
         assert_eq!((q.data()[20], q.data()[21]), (5, 1));
         assert_eq!(&q.data()[24..28], &[10, 0, 0, 254]);
         let q = answer(
-            "1.1.1.1, unreachable, needfrag, MTU 1500",
+            "1.1.1.1, unreachable, needfrag, PMTU 1500",
             Packet::from_bytes(&orig),
         )
         .unwrap();
@@ -338,8 +375,34 @@ mod tests {
             Packet::from_bytes(&orig),
         )
         .unwrap();
-        assert_eq!(net::be16(q.data(), 26), 576);
+        assert_eq!(net::be16(q.data(), 26), 0, "no PMTU: the field stays 0");
         assert!(!q.anno.fix_ip_src);
+    }
+
+    #[test]
+    fn quote_is_limited_by_mtu_and_ids_are_shared() {
+        let big = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 1, &[], 1000, 0);
+        let q = answer("192.168.1.1, timeexceeded", Packet::from_bytes(&big)).unwrap();
+        assert_eq!(q.data().len(), 576);
+        assert_eq!(net::ip_total_len(q.data()), 576);
+        assert_eq!(&q.data()[28..], &big[..548]);
+        let q = answer(
+            "192.168.1.1, timeexceeded, MTU 100",
+            Packet::from_bytes(&big),
+        )
+        .unwrap();
+        assert_eq!(q.data().len(), 100);
+        // Two ICMPError elements of one router number their packets from one counter: 1, 2, 3.
+        let env = InitEnv::default();
+        let mut a = make("1.1.1.1, timeexceeded", &env).unwrap();
+        let mut b = make("1.1.1.1, parameterproblem", &env).unwrap();
+        let id = |e: &mut Box<dyn Element>| {
+            let (out, _) = push(e.as_mut(), 0, Packet::from_bytes(&big));
+            net::ip_id(out[0].1.data())
+        };
+        let ids = vec![id(&mut a), id(&mut b), id(&mut a)];
+        assert_eq!(ids, vec![1, 2, 3]);
+        assert!(make("1.1.1.1, timeexceeded, MTU 27", &env).is_err());
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! its paint annotation equals COLOR (used to catch packets leaving on the interface they
 //! arrived on, for ICMP redirects).
 //!
-//! Ports: 1 push input, 2 push outputs.
+//! Ports: 1 push input, 2 push outputs. As in Click, the copy leaves on output 1 before the
+//! original leaves on output 0 (this order decides which is processed, and queued, first).
 //! Costs: 4 instructions and a 1-byte meta-data read; a copy adds 10 instructions and a 32-byte
 //! meta-data write (annotations of the clone; the data buffer is shared as in Click).
 use super::paint::parse_color;
@@ -41,9 +42,10 @@ impl Element for PaintTee {
             cx.instr(10);
             cx.write_meta(32);
             self.copies += 1;
+            // Click pushes the copy out of output 1 before returning the original to output 0.
             let c = p.clone();
-            cx.emit(0, p);
             cx.emit(1, c);
+            cx.emit(0, p);
         } else {
             cx.emit(0, p);
         }

@@ -178,6 +178,8 @@ pub struct IPRewriter {
     specs: Vec<InputSpec>,
     patterns: Vec<Pattern>,
     cursors: Vec<u32>,
+    /// Pseudo-random state for the starting port of non-sequential ranges.
+    rng: u64,
     table: FlowTable,
     nout: usize,
     tcp_data_ns: u64,
@@ -227,6 +229,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let initial = c.capacity.min(4096);
     Ok(Box::new(IPRewriter {
         cursors: vec![0; c.patterns.len()],
+        rng: crate::elements::click::switches::splitmix(env.seed ^ 0x1f_7e_a1),
         specs: c.specs,
         patterns: c.patterns,
         table: FlowTable::new(1024, initial),
@@ -312,6 +315,7 @@ impl IPRewriter {
                 lo,
                 hi,
                 prefer_source,
+                sequential,
             } => {
                 let n = (hi - lo) as u32 + 1;
                 let mut chosen = None;
@@ -322,7 +326,15 @@ impl IPRewriter {
                     }
                 }
                 if chosen.is_none() {
-                    let cur = self.cursors[i];
+                    // Click: a sequential ('#') range scans from one past the last port
+                    // allocated, any other from a random port.
+                    let cur = if sequential {
+                        self.cursors[i]
+                    } else {
+                        cx.instr(4);
+                        self.rng = crate::elements::click::switches::splitmix(self.rng);
+                        ((self.rng >> 16) % n as u64) as u32
+                    };
                     for k in 0..n {
                         cx.instr(3);
                         let cand = lo + ((cur + k) % n) as u16;

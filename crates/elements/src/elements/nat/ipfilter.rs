@@ -21,8 +21,15 @@
 //!   between juxtaposed terms (`10.0.0.0/24 syn`);
 //! - repeated qualifiers may be omitted: `src port 80 or 81` is `src port 80 or src port 81`.
 //!
-//! Not supported (a clear error names them): bit masks (`&`), `ip[POS:LEN]`/`transp[...]`
-//! byte tests.
+//! - Click's shorthands: `dst tcp ssh` (a port after the protocol without `port`), `icmp
+//!   echo-reply` (a type name after `icmp`), `proto icmp` (without `ip`), `ip len N` (total
+//!   length), byte tests `ip[POS] = V` / `ip[POS:LEN] OP V` / `transp[POS:LEN] OP V` (LEN 1-4
+//!   bytes, big-endian; transp is relative to the transport header, first fragments only),
+//!   `=` as `==`;
+//! - with `!=`, `port != 53` and `host != A` mean that neither port (address) is 53 (A), as
+//!   in Click (the negation of `port 53`, still requiring TCP or UDP for ports).
+//!
+//! Not supported (a clear error names them): bit masks (`&`).
 //!
 //! Costs (used by the element): evaluation is short-circuit over the tree; every primitive
 //! tested costs 3 instructions plus the packet bytes it reads (protocol 1 B, fragment field
@@ -55,6 +62,12 @@ pub enum Field {
     TcpFlags,
     TcpWin,
     IcmpType,
+    /// IP total length.
+    Len,
+    /// `ip[POS:LEN]`: LEN (1-4) bytes at POS of the IP header, big-endian.
+    IpBytes(u16, u8),
+    /// `transp[POS:LEN]`: bytes at POS of the transport header (first fragments only).
+    TranspBytes(u16, u8),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,7 +416,7 @@ impl Parser {
     /// Optional comparison operator.
     fn op(&mut self) -> Op {
         let op = match self.peek() {
-            Some("==") => Op::Eq,
+            Some("==") | Some("=") => Op::Eq,
             Some("!=") => Op::Ne,
             Some("<") => Op::Lt,
             Some(">") => Op::Gt,
@@ -532,7 +545,11 @@ impl Parser {
         };
         self.last = Some(Last::Addr(sd));
         let mk = |f| prim(f, op, addr & mask, mask);
-        Ok(both(sd, mk(Field::SrcAddr), mk(Field::DstAddr)))
+        Ok(both(
+            negated(sd, op),
+            mk(Field::SrcAddr),
+            mk(Field::DstAddr),
+        ))
     }
 
     fn port_value(&mut self) -> R<u32> {
@@ -563,7 +580,7 @@ impl Parser {
         let v = self.port_value()?;
         self.last = Some(Last::Port(sd, proto));
         Ok(both(
-            sd,
+            negated(sd, op),
             prim(Field::SrcPort(proto), op, v, 0xffff),
             prim(Field::DstPort(proto), op, v, 0xffff),
         ))
@@ -634,6 +651,8 @@ impl Parser {
                 self.pos += 1;
                 self.icmp_type_expr()
             }
+            // 'icmp echo-reply': a type name right after 'icmp' (Click's shorthand).
+            Some(w) if p == 1 && lookup(ICMP_TYPES, w).is_some() => self.icmp_type_expr(),
             _ if sd.is_some() => self.err("'port'"),
             _ => {
                 self.last = None;
@@ -642,12 +661,41 @@ impl Parser {
         }
     }
 
+    /// `[POS]` or `[POS:LEN]` (LEN 1 to 4, default 1), then an optional operator and a value.
+    fn byte_test(&mut self, transp: bool) -> R<Expr> {
+        self.pos += 1; // '['
+        let pos = self.number("byte offset", 65535)?;
+        let len = if self.eat(":") {
+            self.number("byte count (1-4)", 4)?
+        } else {
+            1
+        };
+        if len == 0 {
+            return self.err("byte count (1-4)");
+        }
+        if !self.eat("]") {
+            return self.err("']'");
+        }
+        self.no_mask()?;
+        let op = self.op();
+        let max = if len == 4 {
+            u32::MAX
+        } else {
+            (1u32 << (8 * len)) - 1
+        };
+        let v = self.number("value", max)?;
+        self.last = None;
+        let f = if transp {
+            Field::TranspBytes(pos as u16, len as u8)
+        } else {
+            Field::IpBytes(pos as u16, len as u8)
+        };
+        Ok(prim(f, op, v, u32::MAX))
+    }
+
     fn ip_rest(&mut self) -> R<Expr> {
         if self.peek() == Some("[") {
-            return Err(ParseError {
-                column: self.col(),
-                message: "byte-offset tests (ip[POS:LEN], transp[...]) are not supported".into(),
-            });
+            return self.byte_test(false);
         }
         let Some(w) = self.peek().map(str::to_string) else {
             return self.err("'proto', 'vers', 'hl', 'tos', 'dscp', 'ttl', 'id', 'frag', 'unfrag', 'ect' or 'ce' after 'ip'");
@@ -680,6 +728,7 @@ impl Parser {
             "dscp" => self.field_prim(Field::Dscp, "DSCP", 63),
             "ttl" => self.field_prim(Field::Ttl, "TTL", 255),
             "id" => self.field_prim(Field::Id, "IP ID", 65535),
+            "len" => self.field_prim(Field::Len, "IP length", 65535),
             "frag" => Ok(prim(Field::Frag, Op::Eq, 1, 1)),
             "unfrag" => Ok(prim(Field::Frag, Op::Eq, 0, 1)),
             "ect" => Ok(prim(Field::Ecn, Op::AnyBits, 3, 3)),
@@ -720,9 +769,8 @@ impl Parser {
                     } else {
                         17
                     };
-                    if !self.eat("port") {
-                        return self.err("'port' after 'src tcp'/'dst udp'");
-                    }
+                    // 'dst tcp port 22' or, as Click also accepts, 'dst tcp ssh' / 'dst tcp 22'.
+                    let _ = self.eat("port");
                     self.port_expr(sd, Some(p))
                 }
                 Some(x) if is_ip_like(x) => self.addr_expr(sd, false),
@@ -771,6 +819,12 @@ impl Parser {
                 self.pos += 1;
                 self.tcp_opt()
             }
+            // 'proto icmp' without 'ip' (Click accepts it).
+            "proto" => self.ip_rest(),
+            "transp" if self.peek_at(1) == Some("[") => {
+                self.pos += 1;
+                self.byte_test(true)
+            }
             "[" | "&" => Err(ParseError {
                 column: col,
                 message:
@@ -814,6 +868,7 @@ impl Parser {
                     Field::Dscp => ("DSCP", 63),
                     Field::Ttl => ("TTL", 255),
                     Field::Id => ("IP ID", 65535),
+                    Field::Len => ("IP length", 65535),
                     Field::TcpWin => ("TCP window", 65535),
                     _ => ("IP protocol", 255),
                 };
@@ -851,6 +906,17 @@ fn prim(field: Field, op: Op, value: u32, mask: u32) -> Expr {
     })
 }
 
+/// With `!=`, `src or dst port != 53` means neither port is 53 (Click's meaning): the
+/// negation of `src or dst port 53`, so the two tests are joined by `and` (and `src and dst`
+/// by `or`).
+fn negated(sd: SrcDst, op: Op) -> SrcDst {
+    match (sd, op) {
+        (SrcDst::Or, Op::Ne) => SrcDst::And,
+        (SrcDst::And, Op::Ne) => SrcDst::Or,
+        (x, _) => x,
+    }
+}
+
 fn both(sd: SrcDst, s: Expr, d: Expr) -> Expr {
     match sd {
         SrcDst::Src => s,
@@ -862,6 +928,8 @@ fn both(sd: SrcDst, s: Expr, d: Expr) -> Expr {
 
 /// Parse one pattern to an expression tree.
 pub fn parse_pattern(s: &str) -> Result<Expr, ParseError> {
+    let uncommented = crate::conf::strip_comments(s);
+    let s = uncommented.as_str();
     let toks = tokenize(s);
     if toks.is_empty() {
         return Err(ParseError {
@@ -1010,6 +1078,27 @@ impl Prim {
                 c.prim(3, 2);
                 be16(h, 4).unwrap_or(0)
             }
+            Field::Len => {
+                c.prim(3, 2);
+                be16(h, 2).unwrap_or(0)
+            }
+            Field::IpBytes(pos, len) | Field::TranspBytes(pos, len) => {
+                let base = if matches!(self.field, Field::TranspBytes(..)) {
+                    if !first_frag {
+                        c.prim(3, 2);
+                        return false;
+                    }
+                    hl
+                } else {
+                    0
+                };
+                c.prim(3, len as u32);
+                let at = base + pos as usize;
+                match h.get(at..at + len as usize) {
+                    Some(b) => b.iter().fold(0u32, |v, &x| (v << 8) | x as u32),
+                    None => return false,
+                }
+            }
             Field::Frag => {
                 c.prim(3, 2);
                 match be16(h, 6) {
@@ -1128,10 +1217,22 @@ mod tests {
         let e = parse_pattern("icmp type bogus").unwrap_err();
         assert!(e.message.contains("ICMP type"), "{e}");
         assert!(parse_pattern("").is_err());
-        assert!(parse_pattern("ip[9] 6")
+        assert!(parse_pattern("ip[9] & 6 != 0")
             .unwrap_err()
             .message
             .contains("not supported"));
+        assert!(parse_pattern("ip[9:5] = 1")
+            .unwrap_err()
+            .message
+            .contains("out of range"));
+        assert!(parse_pattern("ip[9 = 1")
+            .unwrap_err()
+            .message
+            .contains("']'"));
+        assert!(parse_pattern("ip[2] = 256")
+            .unwrap_err()
+            .message
+            .contains("out of range"));
         assert!(parse_pattern("tcp or").is_err());
         assert!(
             parse_pattern("80").is_err(),

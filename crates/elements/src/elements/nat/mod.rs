@@ -5,6 +5,7 @@ pub mod flow;
 pub mod hdr;
 mod ip_addr_rewriter;
 mod ip_classifier;
+mod ip_filter;
 mod ip_rewriter;
 mod ip_rewriter_patterns;
 pub mod ipfilter;
@@ -16,6 +17,7 @@ use crate::registry::ClassInfo;
 
 pub static CLASSES: &[ClassInfo] = &[
     ip_classifier::CLASS,
+    ip_filter::CLASS,
     ip_rewriter::CLASS,
     ip_addr_rewriter::CLASS,
     ip_rewriter_patterns::CLASS,

@@ -4,11 +4,13 @@
 //!
 //! Source-port allocation from a range `L-H` (Click: "IPRewriter will choose a source port in
 //! that range so that the resulting mappings don't conflict with any existing mappings. The
-//! input packet's source port is preferred, if it is available"): pktflow first tries the
-//! input packet's source port when it lies in the range, then scans the range round-robin from
-//! a cursor kept in the pattern (one past the last port allocated). `L-H#` (Click: sequential)
-//! skips the source-port preference; `L-H?` (Click: random) is also served round-robin, without
-//! the preference, so runs stay reproducible. A port is free when no live mapping of this
+//! input packet's source port is preferred, if it is available"), as Click's IPRewriterPattern
+//! does: `L-H` first tries the input packet's source port when it lies in the range, then
+//! scans the range (wrapping) from a pseudo-random starting port; `L-H?` does the same without
+//! the source-port preference; `L-H#` (sequential) scans from a cursor one past the last port
+//! allocated, without the preference. The random starting ports come from the
+//! configuration's seed (RandomSeed; runs are reproducible) and so differ from the ones
+//! Click's own generator draws. A port is free when no live mapping of this
 //! rewriter already uses the resulting reply flow id (same new source address, destination
 //! address, destination port and protocol): a port is never reused for the same
 //! (saddr', daddr', dport', proto) while its mapping lives, and may be reused for different
@@ -30,11 +32,13 @@ pub enum AddrSpec {
 pub enum PortSpec {
     Keep,
     Fixed(u16),
-    /// Inclusive range; `prefer_source`: try the packet's own source port first.
+    /// Inclusive range; `prefer_source`: try the packet's own source port first;
+    /// `sequential` (`#`): scan from the cursor, else from a pseudo-random port.
     Range {
         lo: u16,
         hi: u16,
         prefer_source: bool,
+        sequential: bool,
     },
 }
 
@@ -66,11 +70,15 @@ impl InputSpec {
     }
 }
 
-fn strip_mode(s: &str) -> (&str, bool) {
-    // '#' (sequential) and '?' (random): both disable the source-port preference.
-    match s.strip_suffix('#').or_else(|| s.strip_suffix('?')) {
-        Some(r) => (r, false),
-        None => (s, true),
+/// (body, prefer the source port, sequential): '#' (sequential) and '?' (random) both
+/// disable the source-port preference.
+fn strip_mode(s: &str) -> (&str, bool, bool) {
+    if let Some(r) = s.strip_suffix('#') {
+        (r, false, true)
+    } else if let Some(r) = s.strip_suffix('?') {
+        (r, false, false)
+    } else {
+        (s, true, false)
     }
 }
 
@@ -78,7 +86,7 @@ fn parse_addr_spec(s: &str, allow_range: bool) -> Result<AddrSpec, String> {
     if s == "-" {
         return Ok(AddrSpec::Keep);
     }
-    let (body, _) = strip_mode(s);
+    let (body, _, _) = strip_mode(s);
     if let Some((a, l)) = body.split_once('/') {
         if !allow_range {
             return Err(format!("expected IP address or '-', found '{s}'"));
@@ -126,7 +134,7 @@ fn parse_sport(s: &str) -> Result<PortSpec, String> {
     if s == "-" {
         return Ok(PortSpec::Keep);
     }
-    let (body, prefer_source) = strip_mode(s);
+    let (body, prefer_source, sequential) = strip_mode(s);
     if let Some((a, b)) = body.split_once('-') {
         let (lo, hi) = (parse_port(a)?, parse_port(b)?);
         if lo > hi || lo == 0 {
@@ -138,6 +146,7 @@ fn parse_sport(s: &str) -> Result<PortSpec, String> {
             lo,
             hi,
             prefer_source,
+            sequential,
         });
     }
     Ok(PortSpec::Fixed(parse_port(body)?))
@@ -221,6 +230,8 @@ pub fn parse_input_spec(
     match (kw, n) {
         ("drop" | "discard", 1) => Ok(InputSpec::Drop),
         ("pass" | "nochange", 2) => Ok(InputSpec::Pass(parse_out(&w[1], "the")?)),
+        // Click: 'nochange [OUTPUT]', output 0 by default.
+        ("pass" | "nochange", 1) => Ok(InputSpec::Pass(0)),
         ("keep", 3) => Ok(InputSpec::Keep(
             parse_out(&w[1], "forward")?,
             parse_out(&w[2], "reply")?,
@@ -325,7 +336,8 @@ mod tests {
             PortSpec::Range {
                 lo: 50000,
                 hi: 65535,
-                prefer_source: false
+                prefer_source: false,
+                sequential: true
             }
         );
         assert_eq!(pats[0].saddr, AddrSpec::Fixed(0x0100_0001));

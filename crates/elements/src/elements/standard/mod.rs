@@ -8,6 +8,7 @@ mod tee;
 mod to_device;
 
 pub use queue::Queue;
+pub use queue::CLASS as QUEUE_CLASS;
 
 use crate::registry::ClassInfo;
 
