@@ -163,8 +163,9 @@ ReleaseOpt = Annotated[
     Optional[LockRelease],
     typer.Option(
         "--lock-release",
-        help="When a critical section releases its lock: after-completion (once its memory accesses "
-        "complete) or after-issue (as soon as they are issued; optimistic). Default: after-completion.",
+        help="When a critical section releases its lock: after-issue (right after its last read or "
+        "write is issued, as the NPIRE paper places the release) or after-completion (once every "
+        "memory access the context issued has completed). Default: after-issue.",
     ),
 ]
 WideOpt = Annotated[
