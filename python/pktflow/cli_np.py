@@ -133,7 +133,7 @@ RepOpt = Annotated[
     typer.Option(
         "--replication",
         help="Where task replicas may run: none, pe (its PE's contexts), subset (a group of PEs) or "
-        "global (every processing PE). Default: global.",
+        "global (every PE: a global task queue). Default: global.",
     ),
 ]
 PacketsOpt = Annotated[
@@ -247,7 +247,10 @@ def _short_limit(d: Optional[dict]) -> str:
         return "-"
     top = d["limits"][0]
     what = {"lock": "lock of", "task": "task", "pe": "", "bus": "bus", "channel": "channel"}.get(top["kind"], "")
-    return f"{what} {top['resource']} {100 * top['share']:.0f}%".strip()
+    res = top["resource"]
+    if top["kind"] == "pe":
+        res += " contexts" if "contexts are held" in top["evidence"] else " computing"
+    return f"{what} {res} {100 * top['share']:.0f}%".strip()
 
 
 def _short_bottleneck(b: dict, threshold: float) -> str:

@@ -37,7 +37,7 @@ __all__ = [
 
 class Replication(str, enum.Enum):
     """Where a task's replicas may run: nowhere else, on its PE's other contexts, on a subset
-    of PEs, or on every processing PE (global task queue)."""
+    of PEs, or on every PE (global task queue)."""
 
     none = "none"
     pe = "pe"
