@@ -7,14 +7,14 @@ synchronization, B perfect bus pipelining, M 1-cycle memory occupancy) of the gl
 configuration. A third table, not in the paper, measures how the model choices the paper leaves
 open move the Router's two ends (4 PEs with no transformation, 32 PEs with a global queue).
 
-The set-up (docs/reproductions.md explains each choice): the `npire` preset (Table 3), the
-paper's FIFO task scheduling (section 3.1), one request per 32-bit word (no locality
-transformation, section 2.8), the greedy mapper (section 3.1 steps 1-2), and for the
-two choices the paper does not state, locks released once the section's last access is issued
-(`--lock-release after-issue`) and synthetic destinations that load both output ports equally
-(`--destinations per-port`). Run:
+The set-up is the simulator's defaults (docs/npsim.md quotes the paper's text behind each):
+the `npire` preset (Table 3), FIFO task scheduling (section 3.1), one request per 32-bit word
+(no locality transformation, section 2.8), locks released after the section's last access
+(section 2.4), the global queue over every PE (section 5), and the greedy+replicate mapper
+(section 3.1 steps 1-3: replicate the task with the longest queue time until the NP is well
+utilized). Run:
 
-    python experiments/npire_fig7_fig8.py [--packets 5000] [--pes 4:32:4] [--out out/npire]
+    python experiments/npire_fig7_fig8.py [--packets 3000] [--pes 4,8,...,30,32] [--out out/npire]
 
 It writes fig7.csv, fig7.png, fig8.csv, fig8.png, sensitivity.csv and summary.json under --out.
 """
@@ -40,15 +40,14 @@ LABELS = {
     "global": "rep + global task queue",
 }
 CHAIN = ("none", "I", "IZ", "IZS", "IZSB", "IZSBM")
-# The reproduction's set-up: the paper's scheduling and word-sized requests (the simulator's
-# defaults), plus the two choices the paper leaves open.
-SETUP = {"scheduling": "fifo", "lock_release": "after-issue", "wide_accesses": False, "destinations": "per-port"}
+# The reproduction's set-up: the simulator's defaults (destinations None: the generator's Zipf
+# default).
+SETUP = {"scheduling": "fifo", "lock_release": "after-issue", "wide_accesses": False, "destinations": None}
 # Sensitivity: each variant changes the set-up in one or two places.
 VARIANTS = (
-    ("reproduction set-up", {}),
+    ("simulator defaults", {}),
     ("locks wait for their accesses", {"lock_release": "after-completion"}),
-    ("Zipf destinations (default traffic)", {"destinations": "zipf"}),
-    ("simulator defaults (both above)", {"lock_release": "after-completion", "destinations": "zipf"}),
+    ("destinations load both ports equally", {"destinations": "per-port"}),
     ("first-eligible scheduling", {"scheduling": "first-eligible"}),
     ("wide accesses (locality)", {"wide_accesses": True}),
     # Not a model option: the npire preset with 4 cycles per instruction, standing for elements
@@ -116,6 +115,7 @@ def figure7(a, prog: Progress) -> tuple:
                     "mean_pe_busy": p["mean_pe_busy"],
                     "replicated_tasks": len(p["replicated"]),
                     "baseline_packets_per_second": doc["baseline_packets_per_second"],
+                    "binding_resource": p["limit"]["sentence"],
                 }
             )
     return rows, docs
@@ -207,15 +207,16 @@ def plot7(rows: list, path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, app in zip(axes, APPS, strict=True):
-        for rep in ("none", "pe", "subset", "global"):
+        for rep, marker, style in (("none", "o", "-"), ("pe", "s", "--"), ("subset", "^", "-."), ("global", "D", ":")):
             pts = sorted((r["pes"], r["speedup"]) for r in rows if r["app"] == app and r["replication"] == rep)
-            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=LABELS[rep])
+            ax.plot([x for x, _ in pts], [y for _, y in pts], marker=marker, linestyle=style, label=LABELS[rep],
+                    markerfacecolor="none")
         ax.set_title(f"({'ab'[APPS.index(app)]}) {app.upper() if app == 'nat' else app.capitalize()}")
         ax.set_xlabel("PEs")
         ax.set_ylabel("throughput speedup over 4 PEs, no transformation")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle("seed 000 Figure 7 on the pktflow NP simulator (npire preset)")
+    fig.suptitle("Figure 7 of the NPIRE paper on the pktflow NP simulator (npire preset)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -241,14 +242,14 @@ def plot8(rows: list, path: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--packets", type=int, default=5000, help="synthetic packets per simulation")
+    ap.add_argument("--packets", type=int, default=3000, help="synthetic packets per simulation")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--pes", default="4:32:4", help="PE counts of Figure 7")
+    ap.add_argument("--pes", default="4,8,12,16,20,24,28,30,32", help="PE counts of Figure 7 (30: the paper's 27.2x point)")
     ap.add_argument("--fig8-pes", type=int, default=32, help="PEs of Figure 8's idealized runs")
     ap.add_argument(
         "--mapper",
-        default="greedy",
-        help="greedy (steps 1-2; tasks replicated as the scope allows) or greedy+replicate (step 3 too; 6x slower)",
+        default="greedy+replicate",
+        help="greedy+replicate (section 3.1 steps 1-3, the default) or greedy (steps 1-2; every task replicated as the scope allows)",
     )
     ap.add_argument("--out", type=Path, default=Path("out/npire"))
     ap.add_argument("--skip-sensitivity", action="store_true")
@@ -293,6 +294,12 @@ def main() -> None:
     console.print(t)
     for app, d in docs8.items():
         console.print(f"{app}: {d['summary']}")
+        if d.get("diagnosis"):
+            console.print(f"{app} baseline: {d['diagnosis']['sentence']}")
+    for app in APPS:
+        for r in f7:
+            if r["app"] == app and r["replication"] in ("pe", "global") and r["pes"] in (4, 16, 30, 32):
+                console.print(f"{app} {r['pes']} PEs {r['replication']}: {r['speedup']:.2f}x; {r['binding_resource']}")
     if sens:
         t = Table(title="Router: model choices the paper leaves open")
         for c in ("variant", "4 PEs none (packets/s)", f"{a.fig8_pes} PEs global (packets/s)", "ratio"):

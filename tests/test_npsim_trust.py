@@ -78,7 +78,7 @@ def one_error_line(code: int, err: str) -> str:
                 "--mapper",
                 "round-robin",
             ],
-            ["speedup", "limited by", "2 points"],
+            ["speedup", "binding resource", "2 points"],
         ),
         (["map", "mpls", "--engines", "2", "--packets", "300"], ["predicted", "binding"]),
         (["arch", "list"], ["npire", "ixp2400"]),
@@ -113,7 +113,8 @@ def test_explore_in_a_pipe_has_whole_headers_and_progress_lines():
         env={"PKTFLOW_PROGRESS_SECONDS": "0"},
     )
     assert p.returncode == 0, p.stderr
-    for h in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
+    for h in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "binding resource",
+              "idealized"):
         assert h in p.stdout
     assert "…" not in p.stdout
     prog = [ln for ln in p.stderr.splitlines() if ln.startswith("explore: ")]

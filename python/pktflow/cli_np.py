@@ -99,11 +99,14 @@ def _print_report(r: dict) -> None:
     console.print(t)
     for k, n in r["dropped_by_np"].items():
         console.print(f"NP drop: {escape(k)}: {n}")
+    if r.get("diagnosis"):
+        console.print(f"binding resource: {escape(r['diagnosis']['sentence'])}")
 
 
 MAPPER_HELP = (
     "How tasks are assigned to PEs: round-robin, greedy (balance measured loads), "
-    "greedy+replicate (then replicate the busiest tasks while the rate improves) or anneal "
+    "greedy+replicate (then replicate the task with the longest queue time until the PEs are "
+    "well utilized, as the NPIRE paper maps) or anneal "
     "(then simulated annealing on a coarse model). Default: round-robin; explore: greedy+replicate."
 )
 
@@ -130,7 +133,7 @@ RepOpt = Annotated[
     typer.Option(
         "--replication",
         help="Where task replicas may run: none, pe (its PE's contexts), subset (a group of PEs) or "
-        "global (every processing PE). Default: global.",
+        "global (every PE: a global task queue). Default: global.",
     ),
 ]
 PacketsOpt = Annotated[
@@ -163,8 +166,9 @@ ReleaseOpt = Annotated[
     Optional[LockRelease],
     typer.Option(
         "--lock-release",
-        help="When a critical section releases its lock: after-completion (once its memory accesses "
-        "complete) or after-issue (as soon as they are issued; optimistic). Default: after-completion.",
+        help="When a critical section releases its lock: after-issue (right after its last read or "
+        "write is issued, as the NPIRE paper places the release) or after-completion (once every "
+        "memory access the context issued has completed). Default: after-issue.",
     ),
 ]
 WideOpt = Annotated[
@@ -215,8 +219,11 @@ def _explore_table(doc: dict) -> Table:
         f"speedup over {doc['baseline_pes']} PEs with no replication ({base_txt})"
         + (" (interrupted: finished points only)" if doc.get("interrupted") else "")
     )
-    for c in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
-        t.add_column(c, justify="right" if c not in ("replication", "limited by") else "left", no_wrap=True)
+    cols = ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "binding resource",
+            "idealized")
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("replication", "binding resource", "idealized") else "right",
+                     no_wrap=True)
     threshold = doc.get("settings", {}).get("explore", {}).get("threshold", 1.05)
     for p in doc["points"]:
         b = p.get("bottleneck")
@@ -228,18 +235,61 @@ def _explore_table(doc: dict) -> Table:
             f"{p['speedup']:.2f}x" if p.get("speedup") is not None else "-",
             f"{p['mean_pe_busy']:.2f}",
             str(len(p["replicated"])),
+            escape(_short_limit(p.get("limit"))),
             _short_bottleneck(b, threshold) if b else "-",
         )
     return t
 
 
+def _short_limit(d: Optional[dict]) -> str:
+    """The binding resource of a point in a few words (the full sentence follows the table)."""
+    if not d or not d.get("limits"):
+        return "-"
+    top = d["limits"][0]
+    what = {"lock": "lock of", "task": "task", "pe": "", "bus": "bus", "channel": "channel"}.get(top["kind"], "")
+    res = top["resource"]
+    if top["kind"] == "pe":
+        res += " contexts" if "contexts are held" in top["evidence"] else " computing"
+    return f"{what} {res} {100 * top['share']:.0f}%".strip()
+
+
 def _short_bottleneck(b: dict, threshold: float) -> str:
-    """The S/B/M gains that reach the threshold, largest first (the full sentence is in --json)."""
+    """The idealizations that raise the rate by the threshold: S/B/M alone, largest first, or the
+    combination that does when none alone does (the full sentence is in --json)."""
     names = {"S": "sync", "B": "buses", "M": "memories"}
-    lim = sorted(((g, k) for k, g in b["gains"].items() if g >= threshold), reverse=True)
-    if not lim:
-        return "none of S/B/M alone"
-    return ", ".join(f"{names[k]} ({k} {g:.2f}x)" for g, k in lim)
+    gains = b["gains"]
+    alone = sorted(((g, k) for k, g in gains.items() if len(k) == 1 and g >= threshold), reverse=True)
+    if alone:
+        return ", ".join(f"{names[k]} ({k} {g:.2f}x)" for g, k in alone)
+    for k in ("SB", "SBM"):
+        if k in gains and gains[k] >= threshold:
+            return f"{'+'.join(names[c] for c in k)} together ({k} {gains[k]:.2f}x)"
+    best = max(gains.values()) if gains else 1.0
+    return f"not S/B/M (at most {best:.2f}x)"
+
+
+def _explore_details(doc: dict) -> None:
+    """Per point: the tasks replicated, by name, and the binding resource in a sentence."""
+    for p in doc["points"]:
+        head = f"{p['pes']} PEs, {p['replication']}"
+        rep = p["replicated"]
+        if rep:
+            console.print(f"{head}: replicated {len(rep)}: {escape(', '.join(rep))}")
+        d = p.get("limit")
+        if d:
+            console.print(f"{head}: {escape(d['sentence'])}")
+        b = p.get("bottleneck")
+        if b and b.get("summary"):
+            console.print(f"{head}: idealized: {escape(b['summary'])}")
+
+
+# Distinct line style and marker per scope so that no line hides another.
+_SCOPE_STYLE = {
+    "none": ("no transformation", "o", "-"),
+    "pe": ("rep on PE", "s", "--"),
+    "subset": ("subset rep", "^", "-."),
+    "global": ("rep + global task queue", "D", ":"),
+}
 
 
 def _explore_plot(doc: dict, path: Path) -> None:
@@ -248,24 +298,36 @@ def _explore_plot(doc: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    labels = {
-        "none": "no transformation",
-        "pe": "rep on PE",
-        "subset": "subset rep",
-        "global": "rep + global task queue",
-    }
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11.5, 4.4))
+    ratio = None
     for rep in api.REPLICATIONS:
-        pts = sorted(
-            (p["pes"], p["speedup"]) for p in doc["points"] if p["replication"] == rep and p["speedup"] is not None
-        )
-        if pts:
-            ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", label=labels[rep])
+        label, marker, style = _SCOPE_STYLE[rep]
+        pts = sorted((p["pes"], p["speedup"], p["packets_per_second"], p["gbps"])
+                     for p in doc["points"] if p["replication"] == rep)
+        if not pts:
+            continue
+        sp = [(x, y) for x, y, _, _ in pts if y is not None]
+        if sp:
+            ax.plot([x for x, _ in sp], [y for _, y in sp], marker=marker, linestyle=style, label=label,
+                    markerfacecolor="none", markersize=7)
+        ax2.plot([x for x, *_ in pts], [r / 1e6 for _, _, r, _ in pts], marker=marker, linestyle=style,
+                 label=label, markerfacecolor="none", markersize=7)
+        for _, _, r, g in pts:
+            if r > 0 and ratio is None:
+                ratio = g / (r / 1e6)
     ax.set_xlabel("PEs")
     ax.set_ylabel(f"throughput speedup over {doc['baseline_pes']} PEs, no transformation")
     ax.set_title(f"{doc['app']} on {doc['arch']} ({doc['mapper']} mapping)")
     ax.grid(True, alpha=0.3)
     ax.legend()
+    ax2.set_xlabel("PEs")
+    ax2.set_ylabel("maximum sustainable rate (Mpackets/s)")
+    ax2.set_title("absolute rate")
+    ax2.grid(True, alpha=0.3)
+    ax2.legend()
+    if ratio:
+        sec = ax2.secondary_yaxis("right", functions=(lambda m: m * ratio, lambda g: g / ratio))
+        sec.set_ylabel("Gb/s at the trace's mean packet size")
     fig.tight_layout()
     with _ui.atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=120, format="png")
@@ -403,7 +465,7 @@ def register(app: typer.Typer) -> None:
             f"{m['gbps']:.3f} Gb/s at {m['mean_wire_bytes']:.0f} B/packet; inter-arrival "
             f"bracket [{lo:.2f}, {hi:.2f}] cycles after {len(m['probes'])} simulations"
         )
-        _print_report(m["report"])
+        _print_report({**m["report"], "diagnosis": m.get("diagnosis")})
 
     @app.command("bottleneck")
     @interruptible
@@ -505,6 +567,8 @@ def register(app: typer.Typer) -> None:
             )
         console.print(t)
         console.print(escape(b["summary"]))
+        if b.get("diagnosis"):
+            console.print(f"binding resource of the baseline run: {escape(b['diagnosis']['sentence'])}")
 
     @app.command("explore")
     @interruptible
@@ -542,17 +606,22 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: JsonOpt = False,
         plot: Optional[Path] = typer.Option(
-            None, "--plot", help="Write speedup against PEs (as Figure 7 of the NPIRE paper) to this PNG."
+            None, "--plot", help="Write speedup and absolute rate against PEs (as Figure 7 of the NPIRE paper) to this PNG."
         ),
         csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write one row per point to this CSV file."),
     ) -> None:
         """For each PE count and replication scope: the mapping found, its maximum sustainable rate,
         the speedup over 4 PEs with no replication (as Figure 7 of the NPIRE paper) and what limits it.
 
-        "limited by" names the resources whose idealization alone raises the rate by at least
+        "binding resource" is the most saturated resource at the maximum rate (a lock, a task that
+        runs one instance at a time, a bus, a memory channel or a PE's contexts), with its share of
+        the time; the sentence after the table gives its evidence and what would relieve it.
+        "idealized" names the resources whose idealization alone raises the rate by at least
         --threshold: S (no synchronization: no critical sections), B (perfect bus pipelining:
-        1-cycle bus occupancy) and M (memories with 1-cycle occupancy). The other idealizations
-        of the bottleneck command are I (infinite PEs) and Z (instructions take no time).
+        1-cycle bus occupancy) and M (memories with 1-cycle occupancy); when none does alone, the
+        combinations SB and SBM are tried, as Figure 8 of the NPIRE paper combines them.
+        The other idealizations of the bottleneck command are I (infinite PEs) and Z
+        (instructions take no time).
         """
         import time
 
@@ -605,6 +674,7 @@ def register(app: typer.Typer) -> None:
             emit_json(doc)
         else:
             console.print(_explore_table(doc))
+            _explore_details(doc)
             for extra, what in ((csv_path, "CSV"), (plot, "plot")):
                 if extra is not None and doc["points"]:
                     console.print(f"{what}: {escape(str(extra))}")

@@ -37,7 +37,7 @@ __all__ = [
 
 class Replication(str, enum.Enum):
     """Where a task's replicas may run: nowhere else, on its PE's other contexts, on a subset
-    of PEs, or on every processing PE (global task queue)."""
+    of PEs, or on every PE (global task queue)."""
 
     none = "none"
     pe = "pe"
@@ -377,10 +377,16 @@ def explore_rows(doc: dict) -> List[dict]:
                 "bracket_hi_cycles": p["bracket_cycles"][1],
                 "mean_pe_busy": p["mean_pe_busy"],
                 "replicated_tasks": len(p["replicated"]),
+                "replicated": " ".join(p["replicated"]),
+                "binding_resource": ((p.get("limit") or {}).get("limits") or [{}])[0].get("resource", ""),
+                "binding_share": ((p.get("limit") or {}).get("limits") or [{}])[0].get("share"),
+                "diagnosis": (p.get("limit") or {}).get("sentence", ""),
                 "max_pe_load_cycles": p["max_pe_load"],
                 "gain_S": g.get("S"),
                 "gain_B": g.get("B"),
                 "gain_M": g.get("M"),
+                "gain_SB": g.get("SB"),
+                "gain_SBM": g.get("SBM"),
                 "bottleneck": b.get("summary", ""),
                 "searches": p["searches"],
                 "wall_seconds": p["wall_seconds"],

@@ -36,7 +36,7 @@ fn main() -> Result<(), String> {
             &std::env::var("NPSIM_SCHEDULING").unwrap_or_else(|_| "fifo".into()),
         )?,
         lock_release: pktflow_npsim::LockRelease::parse(
-            &std::env::var("NPSIM_LOCK_RELEASE").unwrap_or_else(|_| "after-completion".into()),
+            &std::env::var("NPSIM_LOCK_RELEASE").unwrap_or_else(|_| "after-issue".into()),
         )?,
         wide_accesses: std::env::var("NPSIM_WIDE").is_ok_and(|v| v == "1"),
         ..Default::default()

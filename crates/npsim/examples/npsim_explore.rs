@@ -29,6 +29,14 @@ fn main() -> Result<(), String> {
     };
     let e = ExploreConfig {
         pes,
+        bottleneck: std::env::var("NPSIM_NO_BOTTLENECK").is_err(),
+        replications: match std::env::var("NPSIM_SCOPES") {
+            Ok(v) => v
+                .split(',')
+                .map(pktflow_npsim::Replication::parse)
+                .collect::<Result<_, _>>()?,
+            Err(_) => ExploreConfig::default().replications,
+        },
         ..Default::default()
     };
     let x = explore(&spec, &cfg, &MaxRateConfig::default(), &e, |d, t, l| {
@@ -47,6 +55,12 @@ fn main() -> Result<(), String> {
             p.searches,
             p.wall_seconds,
             p.bottleneck.as_ref().map(|b| b.summary.as_str()).unwrap_or("")
+        );
+        println!("      limit: {}", p.limit.sentence);
+        println!(
+            "      replicated: {} ({})",
+            p.replicated.join(" "),
+            p.replication_stopped
         );
     }
     println!("wall {:.1} s", x.wall_seconds);

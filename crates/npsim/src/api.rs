@@ -258,6 +258,7 @@ pub fn simulate_json_with(
     };
     let rep = p.simulate_mapping_with(&p.mapping, &r.sim, &mut |k| progress(k, expected))?;
     let mut v = serde_json::to_value(&rep).map_err(|e| e.to_string())?;
+    v["diagnosis"] = serde_json::to_value(p.diagnose(&rep)).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
     v["mapping"] = mapping_json(&p, &log);
     v["settings"] = settings(&r, &p, &["search"]);
@@ -284,6 +285,7 @@ pub fn maxrate_json_with(
         None => p.max_rate_mapping_with(&p.mapping, &r.sim, &r.search, progress)?,
     };
     let mut v = serde_json::to_value(&m).map_err(|e| e.to_string())?;
+    v["diagnosis"] = serde_json::to_value(p.diagnose(&m.report)).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
     v["report"]["spec"] = v["spec"].clone();
     v["mapping"] = mapping_json(&p, &log);

@@ -246,6 +246,8 @@ pub struct Prepared {
     pub pes: u32,
     pub mapping: Mapping,
     pub names: Vec<String>,
+    /// Element class of every task (for reports: `out0 (Queue)`).
+    pub classes: Vec<String>,
     /// Interface tasks (bound to PEs of their own).
     pub iface: Vec<bool>,
     pub spec: AppSpec,
@@ -314,6 +316,7 @@ impl Prepared {
         }
         let app = pktflow_profile::app::load_app(&spec.app)?;
         let names: Vec<String> = app.graph.elements.iter().map(|e| e.name.clone()).collect();
+        let classes: Vec<String> = app.graph.elements.iter().map(|e| e.class.clone()).collect();
         let writes_files = app.graph.elements.iter().any(|e| writes_files(&e.class));
         let iface: Vec<bool> = app
             .graph
@@ -343,6 +346,7 @@ impl Prepared {
             pes,
             mapping,
             names,
+            classes,
             iface,
             spec: spec.clone(),
             writes_files,
@@ -528,6 +532,14 @@ impl Prepared {
                 start = r.inter_arrival_cycles;
                 Ok(r)
             },
+            |mapping, ia| {
+                pktflow_model::cancel::check().map_err(|e| e.to_string())?;
+                let c = SimConfig {
+                    inter_arrival_cycles: ia,
+                    ..cfg.clone()
+                };
+                self.simulate_mapping(mapping, &c)
+            },
         )?;
         if kind != MapperKind::Anneal {
             self.mapping = mapping;
@@ -606,8 +618,18 @@ impl Prepared {
         }
     }
 
+    /// The binding resource of a run of the prepared mapping ([`crate::diagnose`]).
+    pub fn diagnose(&self, r: &SimReport) -> crate::Diagnosis {
+        crate::diagnose(
+            r,
+            &self.mapping,
+            &self.classes,
+            self.arch.np.hardware_contexts_per_pe,
+        )
+    }
+
     /// Bottleneck finding (seed 000 section 5): maximum rates with resources idealized on top
-    /// of `cfg.ideal` (normally none).
+    /// of `cfg.ideal` (normally none); its `diagnosis` is that of the baseline run.
     pub fn bottleneck(
         &self,
         cfg: &SimConfig,
@@ -615,17 +637,24 @@ impl Prepared {
         b: &crate::BottleneckConfig,
         progress: impl FnMut(usize, &str),
     ) -> Result<crate::Bottleneck, String> {
-        crate::bottleneck(
+        let mut first: Option<crate::Diagnosis> = None;
+        let mut out = crate::bottleneck(
             |i| {
                 let c = SimConfig {
                     ideal: i.union(&cfg.ideal),
                     ..cfg.clone()
                 };
-                self.max_rate(&c, m)
+                let r = self.max_rate(&c, m)?;
+                if first.is_none() && !c.ideal.infinite_pes {
+                    first = Some(self.diagnose(&r.report));
+                }
+                Ok(r)
             },
             b,
             progress,
-        )
+        )?;
+        out.diagnosis = first;
+        Ok(out)
     }
 
     /// Maximum sustainable rate; `cfg.inter_arrival_cycles` is ignored.

@@ -73,6 +73,9 @@ pub struct Bottleneck {
     pub ranking: Vec<Factor>,
     /// The ranking in words.
     pub summary: String,
+    /// The binding resource of the baseline run, from its statistics (set by
+    /// [`crate::app::Prepared::bottleneck`]).
+    pub diagnosis: Option<crate::Diagnosis>,
 }
 
 pub fn resource_name(letter: char) -> &'static str {
@@ -183,7 +186,11 @@ pub fn bottleneck(
             limiting: g >= th || a >= th,
         });
     }
-    let summary = words(&ranking, th);
+    let combos: Vec<(String, f64)> = runs
+        .iter()
+        .map(|(i, m)| (i.label(), m.packets_per_second / base))
+        .collect();
+    let summary = words(&ranking, th, &combos);
     let base_gbps = runs[0].1.gbps;
     let runs = runs
         .into_iter()
@@ -202,10 +209,13 @@ pub fn bottleneck(
         runs,
         ranking,
         summary,
+        diagnosis: None,
     })
 }
 
-fn words(r: &[Factor], th: f64) -> String {
+/// The ranking in words. `combos`: every run made (label, gain over the baseline), used when no
+/// idealization alone moves the rate: the smallest combination that does is named instead.
+fn words(r: &[Factor], th: f64, combos: &[(String, f64)]) -> String {
     let top = &r[0];
     let l = |f: &Factor| f.ideal.chars().next().unwrap_or('?');
     let mut s = if top.limiting {
@@ -217,13 +227,34 @@ fn words(r: &[Factor], th: f64) -> String {
             top.gain_alone
         )
     } else {
-        format!(
-            "no single idealization raises the maximum rate by {:.0}% or more (best: {} ({}), {:.2}x)",
-            (th - 1.0) * 100.0,
-            top.resource,
-            top.ideal,
-            top.gain_alone
-        )
+        // Combine, as Figure 8's chain does: the fewest letters that move it, best gain first.
+        let best = combos
+            .iter()
+            .filter(|(l, g)| l.len() > 1 && l != "none" && *g >= th)
+            .min_by(|a, b| a.0.len().cmp(&b.0.len()).then(b.1.total_cmp(&a.1)));
+        match best {
+            Some((l, g)) => {
+                let names: Vec<&str> = l.chars().map(resource_name).collect();
+                format!(
+                    "{} together ({l}): idealizing them at once raises the maximum rate {g:.2}x, \
+                     each alone less than {:.0}% (best alone: {} ({}), {:.2}x)",
+                    names.join(" + "),
+                    (th - 1.0) * 100.0,
+                    top.resource,
+                    top.ideal,
+                    top.gain_alone
+                )
+            }
+            None => format!(
+                "idealizing I, Z, S, B and M, alone or combined, raises the maximum rate less \
+                 than {:.0}% (best alone: {} ({}), {:.2}x): the binding resource is in the \
+                 baseline run's diagnosis",
+                (th - 1.0) * 100.0,
+                top.resource,
+                top.ideal,
+                top.gain_alone
+            ),
+        }
     };
     if let Some(n) = r.get(1) {
         if n.gain_after_top >= th {

@@ -120,7 +120,9 @@ impl Mapping {
                     let pes = match rep {
                         Replication::None | Replication::Pe => vec![proc[k % proc.len()]],
                         Replication::Subset => groups[k % groups.len()].clone(),
-                        Replication::Global => proc.clone(),
+                        // "any task or replica can execute on any available context of any
+                        // PE" (section 5): interface PEs included.
+                        Replication::Global => (0..pe_count).collect(),
                     };
                     TaskMap::new(pes, conc)
                 }
@@ -316,10 +318,11 @@ pub struct SimConfig {
     /// per traced access. Off (the paper's untransformed baseline): one request per
     /// `memory_word_bytes` of the access.
     pub wide_accesses: bool,
-    /// When a context may release a lock: `after_completion` (default: once every access it
-    /// issued has completed, so the next holder sees its writes and its reads are done) or
-    /// `after_issue` (as soon as the section's last access is issued: a trace-driven model
-    /// with non-blocking loads that never waits on data; the optimistic bound).
+    /// When a context releases a lock: `after_issue` (default; section 2.4: "the task releases
+    /// the lock after the last read or write to that location": right after the section's
+    /// last access is issued, posted writes and non-blocking loads included) or
+    /// `after_completion` (once every access the context issued has completed: a conservative
+    /// alternative that holds the lock for the memory latency too).
     pub lock_release: LockRelease,
     /// When packets arrive: `fixed` (every `inter_arrival_cycles`, the maximum-rate search's
     /// mode) or `recorded` (at the trace's timestamps, relative to the first packet, converted
@@ -348,8 +351,8 @@ pub enum Arrivals {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LockRelease {
-    #[default]
     AfterCompletion,
+    #[default]
     AfterIssue,
 }
 
@@ -404,7 +407,7 @@ impl Default for SimConfig {
             lock_granularity: Default::default(),
             scheduling: Scheduling::Fifo,
             wide_accesses: false,
-            lock_release: LockRelease::AfterCompletion,
+            lock_release: LockRelease::AfterIssue,
             arrivals: Arrivals::Fixed,
             time_scale: 1.0,
             no_sync_elements: Vec::new(),
@@ -447,7 +450,12 @@ mod tests {
         assert_eq!(m.tasks[2].pes, vec![3]);
         assert_eq!(m.tasks[1].max_concurrent, 1);
         let g = Mapping::default_for(&iface, 8, 2, Replication::Global, 2).unwrap();
-        assert_eq!(g.tasks[4].pes, (2..8).collect::<Vec<_>>());
+        assert_eq!(g.tasks[4].pes, (0..8).collect::<Vec<_>>());
+        assert_eq!(
+            g.tasks[0].pes,
+            vec![0],
+            "interface tasks stay bound to their PE"
+        );
         let s = Mapping::default_for(&iface, 8, 2, Replication::Subset, 2).unwrap();
         assert_eq!(s.tasks[1].pes, vec![2, 3]);
         assert_eq!(s.tasks[2].pes, vec![4, 5]);

@@ -80,10 +80,13 @@ impl Default for ExploreConfig {
     }
 }
 
-/// Cheap bottleneck ranking: the maximum rate with S, B and M each idealized alone.
+/// Cheap bottleneck ranking: the maximum rate with S, B and M each idealized alone; when none
+/// of them moves it by the threshold, their combinations in Figure 8's order (S, SB, SBM),
+/// cumulatively, until one does.
 #[derive(Clone, Debug, Serialize)]
 pub struct QuickBottleneck {
-    /// Letter -> maximum rate with it idealized over the point's.
+    /// Figure 8's letters (one or a combination) -> maximum rate with them idealized over the
+    /// point's.
     pub gains: BTreeMap<String, f64>,
     /// In words.
     pub summary: String,
@@ -102,8 +105,12 @@ pub struct ExplorePoint {
     pub speedup: Option<f64>,
     /// Mean busy share of the PEs at the maximum rate.
     pub mean_pe_busy: f64,
-    /// Tasks replicated in the mapping found.
+    /// Tasks replicated in the mapping found (element names).
     pub replicated: Vec<String>,
+    /// Why the mapper's replication step stopped (empty for mappers without one).
+    pub replication_stopped: String,
+    /// The binding resource at the maximum rate, from the run's statistics.
+    pub limit: crate::Diagnosis,
     /// Largest expected PE load of the mapping's home PEs, compute cycles per packet.
     pub max_pe_load: f64,
     /// Maximum-rate searches the point took (mapper and bottleneck included).
@@ -130,23 +137,36 @@ pub struct Explore {
     pub interrupted: bool,
 }
 
+fn letters_in_words(l: &str) -> String {
+    let v: Vec<&str> = l.chars().map(resource_name).collect();
+    match v.len() {
+        0 => String::new(),
+        1 => v[0].to_string(),
+        n => format!("{} and {}", v[..n - 1].join(", "), v[n - 1]),
+    }
+}
+
 fn quick_bottleneck(
     p: &Prepared,
     cfg: &SimConfig,
     m: &MaxRateConfig,
     base: f64,
     threshold: f64,
+    binding: &str,
 ) -> Result<QuickBottleneck, String> {
     let mut gains = BTreeMap::new();
     let mut v = Vec::new();
-    for c in ['S', 'B', 'M'] {
+    let run = |l: &str, gains: &mut BTreeMap<String, f64>| -> Result<f64, String> {
         let c2 = SimConfig {
-            ideal: Ideal::parse(&c.to_string())?,
+            ideal: Ideal::parse(l)?,
             ..cfg.clone()
         };
-        let r = p.max_rate(&c2, m)?;
-        let g = r.packets_per_second / base;
-        gains.insert(c.to_string(), g);
+        let g = p.max_rate(&c2, m)?.packets_per_second / base;
+        gains.insert(l.to_string(), g);
+        Ok(g)
+    };
+    for c in ['S', 'B', 'M'] {
+        let g = run(&c.to_string(), &mut gains)?;
         v.push((c, g));
     }
     v.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -155,15 +175,32 @@ fn quick_bottleneck(
         .filter(|(_, g)| *g >= threshold)
         .map(|(c, g)| format!("{} ({c} alone {g:.2}x)", resource_name(*c)))
         .collect();
-    let summary = if lim.is_empty() {
-        format!(
-            "neither synchronization, buses nor memories alone (every gain below {threshold:.2}x): \
-             processing or the mapping"
-        )
-    } else {
-        format!("limited by {}", lim.join(", then "))
-    };
-    Ok(QuickBottleneck { gains, summary })
+    if !lim.is_empty() {
+        return Ok(QuickBottleneck {
+            gains,
+            summary: format!("limited by {}", lim.join(", then ")),
+        });
+    }
+    // No single idealization moves it: combine them as Figure 8 does.
+    for l in ["SB", "SBM"] {
+        let g = run(l, &mut gains)?;
+        if g >= threshold {
+            return Ok(QuickBottleneck {
+                gains,
+                summary: format!(
+                    "limited by {} together ({l} {g:.2}x; each alone below {threshold:.2}x)",
+                    letters_in_words(l)
+                ),
+            });
+        }
+    }
+    let g = gains.get("SBM").copied().unwrap_or(1.0);
+    Ok(QuickBottleneck {
+        gains,
+        summary: format!(
+            "not synchronization, buses or memories (SBM together {g:.2}x): {binding}"
+        ),
+    })
 }
 
 /// One point: prepare, map, search (and rank).
@@ -194,9 +231,14 @@ fn point(
             p.max_rate(cfg, m)?
         }
     };
+    let limit = p.diagnose(&r.report);
     let bn = if bottleneck {
-        searches += 3;
-        Some(quick_bottleneck(
+        let top = limit
+            .limits
+            .first()
+            .map(|l| l.evidence.clone())
+            .unwrap_or_default();
+        let q = quick_bottleneck(
             &p,
             cfg,
             &MaxRateConfig {
@@ -205,7 +247,10 @@ fn point(
             },
             r.packets_per_second,
             e.threshold,
-        )?)
+            &top,
+        )?;
+        searches += q.gains.len() as u32;
+        Some(q)
     } else {
         None
     };
@@ -242,6 +287,8 @@ fn point(
         speedup: None,
         mean_pe_busy: busy,
         replicated,
+        replication_stopped: log.stopped.clone(),
+        limit,
         max_pe_load: log.max_pe_load,
         searches,
         bottleneck: bn,

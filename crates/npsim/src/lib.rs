@@ -15,6 +15,7 @@ pub mod api;
 pub mod app;
 pub mod bottleneck;
 pub mod config;
+pub mod diagnose;
 pub mod explore;
 pub mod mapper;
 pub mod maxrate;
@@ -26,6 +27,7 @@ pub use bottleneck::{bottleneck, Bottleneck, BottleneckConfig};
 pub use config::{
     Arrivals, Ideal, LockRelease, Mapping, Replication, Scheduling, SimConfig, TaskMap,
 };
+pub use diagnose::{diagnose, Diagnosis, Limit};
 pub use maxrate::{max_rate, MaxRate, MaxRateConfig};
 pub use sim::Sim;
 pub use stats::SimReport;

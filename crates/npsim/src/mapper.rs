@@ -244,7 +244,9 @@ pub fn mapping_from(
                         }
                         None => vec![home],
                     },
-                    Replication::Global => proc.clone(),
+                    // Every PE, interface PEs included (section 5: "any task or replica can
+                    // execute on any available context of any PE").
+                    Replication::Global => (0..pe_count).collect(),
                 }
             };
             TaskMap::new(pes, u32::MAX)
@@ -268,6 +270,8 @@ pub struct MapperLog {
     pub steps: Vec<ReplicationStep>,
     /// Tasks replicated in the final mapping (element names).
     pub replicated: Vec<String>,
+    /// Why step 3 stopped, in words.
+    pub stopped: String,
     /// Maximum-rate searches the mapper ran.
     pub searches: u32,
     /// Step 4 (mapper `anneal`).
@@ -456,24 +460,34 @@ pub fn anneal(
 #[derive(Clone, Debug, Serialize)]
 pub struct ReplicationStep {
     pub task: String,
+    /// Its mean queue time in the profile run that chose it, cycles.
     pub queue_cycles: f64,
+    /// Delivered rate of the profile runs before and after replicating it (offered more than
+    /// the NP sustains, the delivered rate is what it can carry), packets/s.
     pub packets_per_second_before: f64,
     pub packets_per_second_after: f64,
-    /// The maximum rate rose above the best so far by `min_gain`.
+    /// The delivered rate rose by more than `min_gain`.
     pub improved: bool,
 }
 
 /// Knobs of step 3.
 #[derive(Clone, Debug)]
 pub struct ReplicateConfig {
-    /// A replication is kept when the maximum rate rises by more than this factor.
+    /// A replication counts as an improvement when the delivered rate rises by more than this
+    /// factor.
     pub min_gain: f64,
-    /// Stop when the processing PEs' mean busy share at the maximum rate reaches this.
+    /// Stop when the PEs' mean busy share in the profile run reaches this (section 3.1 step 3:
+    /// "We repeat this step until the NP is well utilized").
     pub well_utilized: f64,
-    /// Replications in a row that do not raise the best maximum rate before stopping (a task
-    /// whose replicas serialize on a lock gains nothing alone but may once the tasks around it
-    /// are replicated too).
-    pub patience: usize,
+    /// A task is a candidate only while its instances wait at least this long in its queue,
+    /// cycles (mean): replicating a task nothing waits for cannot raise the rate.
+    pub min_queue_cycles: f64,
+    /// The profile runs offer this many times the last maximum sustainable rate, so the
+    /// bottleneck task's queue builds up ("the task with the longest queue time").
+    pub overload: f64,
+    /// Optional early stop, not in the paper: this many replications in a row that do not
+    /// raise the delivered rate. None (the default): replicate until the NP is well utilized.
+    pub patience: Option<usize>,
 }
 
 impl Default for ReplicateConfig {
@@ -481,17 +495,32 @@ impl Default for ReplicateConfig {
         ReplicateConfig {
             min_gain: 1.01,
             well_utilized: 0.9,
-            patience: 3,
+            min_queue_cycles: 1.0,
+            overload: 2.0,
+            patience: None,
         }
     }
 }
 
-/// Step 3: starting from `assign` with no task replicated, replicate the task with the longest
-/// mean queue time in the run at the current maximum rate (the run at the sustainable end of the
-/// last bisection), search again, and repeat until the processing PEs are `well_utilized`,
-/// every task is replicated, or `patience` replications in a row did not raise the best rate by
-/// `min_gain`; the mapping with the best rate is returned (the replications after it are
-/// dropped). `eval(mapping)` is a maximum-rate search.
+/// Mean busy (computing) share of the PEs of a run.
+pub fn mean_busy(r: &crate::SimReport) -> f64 {
+    let n = r.pes.len().max(1) as f64;
+    r.pes.iter().map(|s| s.busy).sum::<f64>() / n
+}
+
+/// Step 3 (section 3.1): starting from `assign` with no task replicated, "replicate the task
+/// with the longest queue time (according to profile feedback)" and "repeat this step until
+/// the NP is well utilized".
+///
+/// The profile feedback is one simulation (`probe(mapping, inter_arrival_cycles)`) offering
+/// `overload` times the last maximum sustainable rate, so the binding task's queue builds up.
+/// The loop replicates the unreplicated task with the longest mean queue time (at least
+/// `min_queue_cycles`; interface tasks included: they replicate on their own PE) and probes
+/// again, until the PEs' mean busy share reaches `well_utilized`. When no unreplicated task
+/// waits, the mapping's maximum rate is searched (`eval(mapping)`, a bisection); if the NP now
+/// sustains the offered rate, the loop goes on at `overload` times the new rate, otherwise it
+/// stops. Returns the mapping with the better maximum rate of the unreplicated start and the
+/// final one.
 #[allow(clippy::too_many_arguments)]
 pub fn replicate(
     assign: &[u32],
@@ -504,71 +533,112 @@ pub fn replicate(
     cfg: &ReplicateConfig,
     log: &mut MapperLog,
     mut eval: impl FnMut(&Mapping) -> Result<MaxRate, String>,
+    mut probe: impl FnMut(&Mapping, f64) -> Result<crate::SimReport, String>,
 ) -> Result<(Mapping, MaxRate), String> {
     let n = assign.len();
     let mut repl = vec![false; n];
     let build =
         |r: &[bool]| mapping_from(assign, iface, r, pe_count, interface_pes, rep, subset_size);
     let mapping = build(&repl);
-    let mut best = eval(&mapping)?;
+    let base = eval(&mapping)?;
     log.searches += 1;
     if rep == Replication::None {
-        return Ok((mapping, best));
+        log.stopped = "no replication in this scope".into();
+        return Ok((mapping, base));
     }
-    let (_, proc) = pe_split(pe_count, interface_pes);
-    let mut best_repl = repl.clone();
-    let mut cur = best.clone();
+    let over = cfg.overload.max(1.0);
+    let mut offered = base.inter_arrival_cycles / over;
+    let mut cur = probe(&mapping, offered)?;
+    let mut last: Option<MaxRate> = None;
     let mut stale = 0;
-    loop {
-        let busy: f64 = proc
-            .iter()
-            .filter_map(|&p| cur.report.pes.get(p as usize))
-            .map(|s| s.busy)
-            .sum::<f64>()
-            / proc.len() as f64;
+    // Each pass either replicates a task or doubles the offered rate; the machine's capacity
+    // bounds the doublings, this bounds the loop whatever the reports say.
+    for _ in 0..(4 * n + 64) {
+        let busy = mean_busy(&cur);
         if busy >= cfg.well_utilized {
+            log.stopped = format!(
+                "well utilized: PEs busy {:.1}% on average (at least {:.0}%)",
+                100.0 * busy,
+                100.0 * cfg.well_utilized
+            );
+            last = None;
             break;
         }
-        let Some((q, t)) = cur
-            .report
+        let cand = cur
             .tasks
             .iter()
-            .filter(|s| !repl[s.task as usize] && s.instances > 0)
+            .filter(|s| {
+                !repl[s.task as usize]
+                    && s.instances > 0
+                    && s.mean_queue_cycles >= cfg.min_queue_cycles
+            })
             .map(|s| (s.mean_queue_cycles, s.task as usize))
-            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)))
-        else {
+            .max_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let Some((q, t)) = cand else {
+            // Nothing waits at this offered rate: measure the mapping's maximum rate; go on at
+            // a higher offered rate if it now sustains this one.
+            let r = eval(&build(&repl))?;
+            log.searches += 1;
+            let sustains = r.inter_arrival_cycles <= offered * 1.02;
+            if sustains && repl.iter().any(|x| !x) {
+                offered = r.inter_arrival_cycles / over;
+                last = Some(r);
+                cur = probe(&build(&repl), offered)?;
+                continue;
+            }
+            log.stopped = format!(
+                "no unreplicated task waits {} cycle(s) or more in its queue (PEs busy {:.1}%)",
+                cfg.min_queue_cycles,
+                100.0 * busy
+            );
+            last = Some(r);
             break;
         };
         repl[t] = true;
-        let r = eval(&build(&repl))?;
-        log.searches += 1;
-        let improved = r.packets_per_second > best.packets_per_second * cfg.min_gain;
+        let next = probe(&build(&repl), offered)?;
+        let (before, after) = (
+            cur.throughput_packets_per_second,
+            next.throughput_packets_per_second,
+        );
+        let improved = after > before * cfg.min_gain;
         log.steps.push(ReplicationStep {
             task: names[t].clone(),
             queue_cycles: q,
-            packets_per_second_before: cur.packets_per_second,
-            packets_per_second_after: r.packets_per_second,
+            packets_per_second_before: before,
+            packets_per_second_after: after,
             improved,
         });
+        cur = next;
+        last = None;
         if improved {
-            best = r.clone();
-            best_repl = repl.clone();
             stale = 0;
         } else {
             stale += 1;
-            if stale >= cfg.patience.max(1) {
-                break;
+            if let Some(pat) = cfg.patience {
+                if stale >= pat.max(1) {
+                    log.stopped = format!("{pat} replications in a row gained nothing");
+                    break;
+                }
             }
         }
-        cur = r;
     }
-    let repl = best_repl;
-    let mapping = build(&repl);
+    let fin = match last {
+        Some(r) => r,
+        None => {
+            log.searches += 1;
+            eval(&build(&repl))?
+        }
+    };
+    if fin.packets_per_second < base.packets_per_second {
+        log.stopped += "; the unreplicated mapping was faster and is kept";
+        log.replicated.clear();
+        return Ok((mapping, base));
+    }
     log.replicated = (0..n)
         .filter(|&t| repl[t])
         .map(|t| names[t].clone())
         .collect();
-    Ok((mapping, best))
+    Ok((build(&repl), fin))
 }
 
 #[cfg(test)]
@@ -616,7 +686,7 @@ mod tests {
             &AnnealConfig::default(),
         );
         let a = mapping_from(&h, &iface, &r, 4, 1, Replication::Global, 2);
-        // Replicating task 1 over the 3 processing PEs and spreading the others: well below.
+        // Replicating task 1 over the 4 PEs and spreading the others: well below.
         assert!(r[1], "{r:?}");
         let c = model.cycles_per_packet(&a, 4);
         assert!(c < 80.0, "{c}");
@@ -661,7 +731,8 @@ mod tests {
             Replication::Global,
             3,
         );
-        assert_eq!(g.tasks[2].pes, (2..8).collect::<Vec<_>>());
+        assert_eq!(g.tasks[2].pes, (0..8).collect::<Vec<_>>());
+        assert_eq!(g.tasks[0].pes, vec![0]);
         let p = mapping_from(
             &assign,
             &iface,

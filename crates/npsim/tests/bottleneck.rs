@@ -36,6 +36,9 @@ fn search(
                 packets: 1500,
                 warmup_packets: 300,
                 ideal: *i,
+                // The lock-bound case holds its lock for the memory latency: released after
+                // the accesses complete (the default releases once they are issued).
+                lock_release: LockRelease::AfterCompletion,
                 ..Default::default()
             };
             simulate(a, n, &m, vec!["t".into()], &c, &mut src)

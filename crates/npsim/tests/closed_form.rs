@@ -176,7 +176,12 @@ fn littles_law_holds_on_task_bus_and_channel_queues() {
         2,
         &m,
         vec!["a".into(), "b".into()],
-        &cfg(30.0, 3000),
+        // Locks held until the accesses complete: more contention, so more queues are
+        // non-empty and the check covers them.
+        &SimConfig {
+            lock_release: LockRelease::AfterCompletion,
+            ..cfg(30.0, 3000)
+        },
         &mut src,
     )
     .unwrap();

@@ -98,6 +98,16 @@ fn replicating_the_bottleneck_task_raises_the_maximum_rate() {
             &MaxRateConfig::default(),
         )
     };
+    let probe = |m: &Mapping, ia: f64| {
+        let mut src = VecSource::new(vec![tr.clone()], 1200);
+        let c = SimConfig {
+            inter_arrival_cycles: ia,
+            packets: 1200,
+            warmup_packets: 300,
+            ..Default::default()
+        };
+        simulate(&a, 6, m, names.clone(), &c, &mut src)
+    };
     let w = [20.0, 400.0, 20.0];
     let home = greedy_assign(&w, &iface, 6, 0);
     for (rep, gain) in [(Replication::Global, 3.0), (Replication::Subset, 1.8)] {
@@ -113,6 +123,7 @@ fn replicating_the_bottleneck_task_raises_the_maximum_rate() {
             &ReplicateConfig::default(),
             &mut log,
             eval,
+            probe,
         )
         .unwrap();
         let first = &log.steps[0];
@@ -143,7 +154,107 @@ fn replicating_the_bottleneck_task_raises_the_maximum_rate() {
         &ReplicateConfig::default(),
         &mut log,
         eval,
+        probe,
     )
     .unwrap();
     assert!(log.steps.is_empty() && m.tasks.iter().all(|t| t.max_concurrent == 1));
+}
+
+#[test]
+fn replication_goes_on_until_the_np_is_well_utilized_not_after_three_failures() {
+    // Four tasks of 300 cycles in a chain: replicating any one, two or three of them gains
+    // nothing (the others still serialize one packet per 300 cycles); all four gain a lot.
+    // The paper's rule ("repeat this step until the NP is well utilized") gets there; stopping
+    // after three replications without gain (the optional `patience`) does not.
+    let h = Hw {
+        pes: 16,
+        contexts: 4,
+        ..Default::default()
+    };
+    let a = arch(
+        &h,
+        storage(2, 20, 20, 2, "xbus", false),
+        shared_bus(1, 5),
+        "half",
+    );
+    let tr = trace(
+        &[
+            (0, 300, vec![]),
+            (1, 300, vec![]),
+            (2, 300, vec![]),
+            (3, 300, vec![]),
+        ],
+        64,
+    );
+    let names: Vec<String> = ["a", "b", "c", "d"].iter().map(|s| s.to_string()).collect();
+    let iface = [false; 4];
+    let eval = |m: &Mapping| {
+        max_rate(
+            |ia| {
+                let mut src = VecSource::new(vec![tr.clone()], 1000);
+                let c = SimConfig {
+                    inter_arrival_cycles: ia,
+                    packets: 1000,
+                    warmup_packets: 200,
+                    ..Default::default()
+                };
+                simulate(&a, 16, m, names.clone(), &c, &mut src)
+            },
+            &MaxRateConfig::default(),
+        )
+    };
+    let probe = |m: &Mapping, ia: f64| {
+        let mut src = VecSource::new(vec![tr.clone()], 1000);
+        let c = SimConfig {
+            inter_arrival_cycles: ia,
+            packets: 1000,
+            warmup_packets: 200,
+            ..Default::default()
+        };
+        simulate(&a, 16, m, names.clone(), &c, &mut src)
+    };
+    let home = greedy_assign(&[300.0; 4], &iface, 16, 0);
+    let go = |cfg: &ReplicateConfig| {
+        let mut log = MapperLog::default();
+        let (_, best) = replicate(
+            &home,
+            &iface,
+            &names,
+            16,
+            0,
+            Replication::Global,
+            2,
+            cfg,
+            &mut log,
+            eval,
+            probe,
+        )
+        .unwrap();
+        (log, best.packets_per_second)
+    };
+    let (log, rate) = go(&ReplicateConfig::default());
+    assert_eq!(log.replicated.len(), 4, "{:?}", log.steps);
+    // Unreplicated, one packet per 300 cycles at best (1 GHz PEs).
+    let base = 1e9 / 300.0;
+    assert!(rate > 3.0 * base, "{rate} vs {base}");
+    assert!(!log.stopped.is_empty());
+    let (log3, rate3) = go(&ReplicateConfig {
+        patience: Some(3),
+        ..Default::default()
+    });
+    assert_eq!(log3.steps.len(), 3, "{:?}", log3.steps);
+    assert_eq!(log3.replicated.len(), 3, "{:?}", log3.replicated);
+    assert!(rate3 < 1.1 * base, "{rate3} vs {base}");
+    assert!(log3.stopped.contains("in a row"), "{}", log3.stopped);
+    // Already well utilized: nothing to replicate.
+    let (log0, _) = go(&ReplicateConfig {
+        well_utilized: 0.0,
+        ..Default::default()
+    });
+    assert!(log0.steps.is_empty());
+    assert!(
+        log0.stopped.starts_with("well utilized"),
+        "{}",
+        log0.stopped
+    );
 }

@@ -3,12 +3,15 @@
 //! Ports: 1 push input, 1 pull output. CAPACITY defaults to 1000 (Click's default). A packet
 //! arriving at a full queue is dropped with reason `queue full`.
 //!
-//! Costs (pktflow estimates, not from a paper): push 14 instructions, reading the head/tail
-//! indices (dynamic state object 1, 8 B) and writing them back and the slot pointer (dynamic
-//! state object 0, key = slot, 8 B); a drop costs 8 instructions and the index read. Pull:
-//! 12 instructions, index read, slot read and index write. The queue is persistent dynamic
-//! state shared by every instance of the task: its accesses become critical sections (the
-//! output buffering that seed 000 section 4 names as the source of Router's synchronization).
+//! Costs (instruction counts are pktflow estimates; the accesses follow Click's Queue, a ring of
+//! packet pointers with a `_head` and a `_tail` index, on a 32-bit NP): push 14 instructions,
+//! reading `_head` (dynamic state object 1, key 0, 4 B) and `_tail` (key 4, 4 B), writing the
+//! packet pointer into its slot (object 0, key = slot, 4 B) and the new `_tail`; a drop costs 8
+//! instructions and the two index reads. Pull: 12 instructions, reading `_head` and `_tail`,
+//! the slot's pointer, and writing the new `_head`; an empty pull 4 instructions and the two
+//! index reads. The queue is persistent dynamic state shared by every instance of the task:
+//! its accesses become critical sections (the output buffering that the NPIRE paper, section
+//! 4, names as the source of Router's synchronization).
 use crate::conf::{parse_uint, Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports};
@@ -16,6 +19,10 @@ use crate::registry::ClassInfo;
 use pktflow_model::AccessKind::{Read, Write};
 use pktflow_traffic::Packet;
 use std::collections::VecDeque;
+
+/// Keys of the `_head` and `_tail` words in the index object (dynamic state object 1).
+const HEAD: u64 = 0;
+const TAIL: u64 = 4;
 
 pub const CLASS: ClassInfo = ClassInfo {
     name: "Queue",
@@ -58,7 +65,8 @@ impl Element for Queue {
         true
     }
     fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
-        cx.dynamic_state(Read, 1, 0, 8);
+        cx.dynamic_state(Read, 1, HEAD, 4);
+        cx.dynamic_state(Read, 1, TAIL, 4);
         if self.q.len() >= self.capacity {
             cx.instr(8);
             self.drops += 1;
@@ -67,18 +75,19 @@ impl Element for Queue {
         }
         cx.instr(14);
         let slot = (self.head_slot + self.q.len() as u64) % self.capacity as u64;
-        cx.dynamic_state(Write, 0, slot, 8);
-        cx.dynamic_state(Write, 1, 0, 8);
+        cx.dynamic_state(Write, 0, slot, 4);
+        cx.dynamic_state(Write, 1, TAIL, 4);
         self.q.push_back(p);
         self.highwater = self.highwater.max(self.q.len());
     }
     fn pull(&mut self, _port: usize, cx: &mut Cx) -> Option<Packet> {
-        cx.dynamic_state(Read, 1, 0, 8);
+        cx.dynamic_state(Read, 1, HEAD, 4);
+        cx.dynamic_state(Read, 1, TAIL, 4);
         let p = self.q.pop_front();
         if p.is_some() {
             cx.instr(12);
-            cx.dynamic_state(Read, 0, self.head_slot, 8);
-            cx.dynamic_state(Write, 1, 0, 8);
+            cx.dynamic_state(Read, 0, self.head_slot, 4);
+            cx.dynamic_state(Write, 1, HEAD, 4);
             self.head_slot = (self.head_slot + 1) % self.capacity as u64;
         } else {
             cx.instr(4);
