@@ -251,6 +251,8 @@ pub struct Prepared {
     pub spec: AppSpec,
     /// The application has elements that write files (see [`OutDir`]).
     writes_files: bool,
+    /// [xform hook] the transformations' decisions (splits, early-signalling analysis).
+    pub xform: crate::xform::XformState,
 }
 
 /// Where a functional run's output elements (ToDump with a relative name) write: a folder
@@ -346,6 +348,7 @@ impl Prepared {
             iface,
             spec: spec.clone(),
             writes_files,
+            xform: Default::default(), // [xform hook]
         })
     }
 
@@ -404,8 +407,19 @@ impl Prepared {
         cfg: &SimConfig,
         progress: &mut dyn FnMut(u64),
     ) -> Result<SimReport, String> {
-        let dir = OutDir::new(self.writes_files)?;
         let (pes, mapping) = self.machine_for(mapping, &cfg.ideal);
+        if cfg.transform.any() {
+            // [xform hook] the transformations of section 2
+            return crate::xform::simulate_planned(
+                self,
+                pes,
+                &mapping,
+                &self.xform.split,
+                cfg,
+                progress,
+            );
+        }
+        let dir = OutDir::new(self.writes_files)?;
         let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
         let r = crate::simulate_with(
             &self.arch,
@@ -423,6 +437,18 @@ impl Prepared {
     /// Section 3.1 step 1: every task on a PE of its own (all of that PE's contexts), one run
     /// at `inter_arrival_cycles`; per task, compute and context-holding cycles per packet not
     /// dropped by the NP, and the most-held lock's holding cycles per packet.
+    /// [xform hook] `f` over a fresh functional run of this application's traffic.
+    pub fn with_run<T>(
+        &self,
+        f: impl FnOnce(&mut Run) -> Result<T, String>,
+    ) -> Result<T, String> {
+        let dir = OutDir::new(self.writes_files)?;
+        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let r = f(&mut run);
+        drop(run);
+        r
+    }
+
     pub fn measure(&self, cfg: &SimConfig, inter_arrival_cycles: f64) -> Result<Profile, String> {
         let n = self.names.len();
         let m = Mapping {
