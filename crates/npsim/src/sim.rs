@@ -991,9 +991,6 @@ impl Sim {
         ctx.task = t;
         ctx.op = op;
         ctx.start = now;
-        if self.xf.is_some() {
-            self.x_adopt(c, s); // [xform hook] a lock carried across a split
-        }
         self.make_ready(c);
     }
 
@@ -1228,8 +1225,10 @@ impl Sim {
                         return Step::Blocked;
                     }
                     let held = ctx.lock;
-                    // [xform hook] a split's producer carries its lock to the consumer
-                    if held != NONE && !(self.xf.is_some() && self.x_carry(c)) {
+                    if held != NONE && self.xf.is_some() && self.x_carry(c) {
+                        continue; // [xform hook] the split's consumer goes on with the lock
+                    }
+                    if held != NONE {
                         self.violation(format!("context {c} ends holding lock {held}"));
                     }
                     self.finish_instance(c);

@@ -36,6 +36,9 @@ pub struct EarlyPlan {
     /// `dep[a * n + b]`: an ordered dependence between a and b (symmetric: either order).
     pub dep: Vec<bool>,
     pub eligible: Vec<bool>,
+    /// Elements some profiled packet visited (an element the profile never saw is not a
+    /// candidate: nothing shows it independent).
+    pub visited: Vec<bool>,
     pub profiled_packets: u64,
 }
 
@@ -132,6 +135,11 @@ impl EarlyPlan {
     pub fn observe(&mut self, t: &PacketTrace) {
         let n = self.n;
         self.profiled_packets += 1;
+        for v in &t.visits {
+            if let Some(x) = self.visited.get_mut(v.element as usize) {
+                *x = true;
+            }
+        }
         for f in &t.fates {
             let e = match *f {
                 Fate::Output { element } | Fate::Held { element } => element,
@@ -162,15 +170,23 @@ impl EarlyPlan {
         }
     }
 
-    pub fn new(succ: &[Vec<usize>], interface: &[bool]) -> EarlyPlan {
+    /// `excluded[e]`: never a candidate (interface tasks, and queues: enqueueing a packet for
+    /// transmission is packet output).
+    pub fn new(succ: &[Vec<usize>], excluded: &[bool]) -> EarlyPlan {
         let n = succ.len();
         EarlyPlan {
             n,
             pdom: Self::post_dominators(succ),
             dep: vec![false; n * n],
-            eligible: interface.iter().map(|i| !i).collect(),
+            eligible: excluded.iter().map(|i| !i).collect(),
+            visited: vec![false; n],
             profiled_packets: 0,
         }
+    }
+
+    /// A candidate for early signalling.
+    pub fn candidate(&self, e: usize) -> bool {
+        e < self.n && self.eligible[e] && self.visited[e]
     }
 
     pub fn pdom(&self, b: usize, a: usize) -> bool {
@@ -197,7 +213,7 @@ pub fn decide(plan: &EarlyPlan, t: &PacketTrace, split: &dyn Fn(u32) -> bool) ->
     for j in 1..nv {
         let b = t.visits[j].element;
         let bu = b as usize;
-        if !plan.eligible.get(bu).copied().unwrap_or(false) || split(b) {
+        if !plan.candidate(bu) || split(b) {
             continue;
         }
         if t.visits.iter().filter(|v| v.element == b).count() > 1 {
@@ -311,7 +327,7 @@ mod tests {
         // D's second access (meta 8) is where it waits for B.
         assert_eq!(first_conflict(&t2, 1, 3), Some(1));
         // An element that outputs packets is never signalled early.
-        assert!(!p.eligible[4]);
+        assert!(!p.candidate(4) && p.candidate(1));
         // Split elements are not candidates.
         assert!(decide(&p, &t2, &|e| e == 1)
             .iter()

@@ -10,9 +10,6 @@ use crate::xform::{Plan, TransformReport, Transforms};
 use pktflow_model::{AccessKind, PacketTrace};
 use std::sync::Arc;
 
-/// A lock carried by a packet between a producer split and its consumer.
-pub(super) const CARRIED: u32 = u32::MAX - 1;
-
 #[derive(Clone, Debug)]
 struct Child {
     fork_at: u32,
@@ -35,7 +32,6 @@ pub(super) struct XSlot {
     dropped: bool,
     waiting: u32,
     wait_child: u32,
-    carried: u32,
 }
 
 impl Default for XSlot {
@@ -51,7 +47,6 @@ impl Default for XSlot {
             dropped: false,
             waiting: NONE,
             wait_child: 0,
-            carried: NONE,
         }
     }
 }
@@ -111,7 +106,7 @@ impl Sim {
         if let Some(e) = &plan.early {
             early_stats.profiled_packets = e.profiled_packets;
             early_stats.eligible_elements = (0..e.n)
-                .filter(|&i| e.eligible[i])
+                .filter(|&i| e.candidate(i))
                 .filter_map(|i| self.names.get(i).cloned())
                 .collect();
         }
@@ -592,28 +587,39 @@ impl Sim {
         false
     }
 
-    /// A producer split ends holding lock `l`: the packet carries it to the consumer.
+    /// A producer split ends holding its lock: the lock migrates to the consumer split, which
+    /// starts at once on the same context (a lock holder never waits for a free context, so
+    /// instances waiting for the lock cannot starve it: the deadlock the NPIRE paper handles by
+    /// pre-emption). False when there is no consumer (or with speculation, whose cuts avoid
+    /// sections).
     pub(super) fn x_carry(&mut self, c: u32) -> bool {
-        let l = self.ctxs[c as usize].lock;
-        let s = self.ctxs[c as usize].slot;
         if self.xs().spec {
             return false;
         }
-        self.xslot(s).carried = l;
-        self.xs().split_stats.migrated_locks += 1;
-        self.ctxs[c as usize].lock = NONE;
-        self.locks[l as usize].holder = CARRIED;
-        true
-    }
-
-    /// A context starts an instance of slot `s`: adopt a carried lock.
-    pub(super) fn x_adopt(&mut self, c: u32, s: u32) {
-        let l = self.xslot(s).carried;
-        if l != NONE {
-            self.xslot(s).carried = NONE;
-            self.ctxs[c as usize].lock = l;
-            self.locks[l as usize].holder = c;
+        let now = self.now;
+        let (s, t, start) = {
+            let x = &self.ctxs[c as usize];
+            (x.slot, x.task, x.start)
+        };
+        let slot = &mut self.slots[s as usize];
+        if slot.visit as usize + 1 >= slot.vtask.len() {
+            return false;
         }
+        slot.visit += 1;
+        let next = slot.vtask[slot.visit as usize];
+        let op = slot.vstart[slot.visit as usize];
+        self.tasks[t as usize].running -= 1;
+        self.tasks[t as usize].occ += now - start;
+        let nt = &mut self.tasks[next as usize];
+        nt.running += 1;
+        nt.n += 1;
+        let ctx = &mut self.ctxs[c as usize];
+        ctx.task = next;
+        ctx.op = op;
+        ctx.start = now;
+        self.xs().split_stats.migrated_locks += 1;
+        self.dispatch_task(t);
+        true
     }
 
     /// Speculative entry into the section of lock `l` (no waiting): checkpoint and sets.

@@ -308,7 +308,14 @@ pub fn analyse_early(p: &Prepared, profile_packets: u64) -> Result<early::EarlyP
             succ[c.from].push(c.to);
         }
     }
-    let mut plan = early::EarlyPlan::new(&succ, &p.iface);
+    let excluded: Vec<bool> = app
+        .graph
+        .elements
+        .iter()
+        .zip(&p.iface)
+        .map(|(e, &i)| i || e.class.contains("Queue"))
+        .collect();
+    let mut plan = early::EarlyPlan::new(&succ, &excluded);
     p.with_run(|run: &mut pktflow_profile::run::Run| {
         let mut k = 0;
         while k < profile_packets {
