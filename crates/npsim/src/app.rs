@@ -434,14 +434,8 @@ impl Prepared {
         r
     }
 
-    /// Section 3.1 step 1: every task on a PE of its own (all of that PE's contexts), one run
-    /// at `inter_arrival_cycles`; per task, compute and context-holding cycles per packet not
-    /// dropped by the NP, and the most-held lock's holding cycles per packet.
     /// [xform hook] `f` over a fresh functional run of this application's traffic.
-    pub fn with_run<T>(
-        &self,
-        f: impl FnOnce(&mut Run) -> Result<T, String>,
-    ) -> Result<T, String> {
+    pub fn with_run<T>(&self, f: impl FnOnce(&mut Run) -> Result<T, String>) -> Result<T, String> {
         let dir = OutDir::new(self.writes_files)?;
         let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
         let r = f(&mut run);
@@ -449,6 +443,9 @@ impl Prepared {
         r
     }
 
+    /// Section 3.1 step 1: every task on a PE of its own (all of that PE's contexts), one run
+    /// at `inter_arrival_cycles`; per task, compute and context-holding cycles per packet not
+    /// dropped by the NP, and the most-held lock's holding cycles per packet.
     pub fn measure(&self, cfg: &SimConfig, inter_arrival_cycles: f64) -> Result<Profile, String> {
         let n = self.names.len();
         let m = Mapping {

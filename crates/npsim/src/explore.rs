@@ -196,7 +196,11 @@ fn point(
     // [xform hook] the splitting feedback loop after the mapping
     let best = match crate::xform::plan(&mut p, cfg, m)? {
         Some(b) => {
-            searches += 1 + p.xform.log.as_ref().map_or(0, |l| l.iterations.len() as u32);
+            searches += 1 + p
+                .xform
+                .log
+                .as_ref()
+                .map_or(0, |l| l.iterations.len() as u32);
             Some(b)
         }
         None => best,

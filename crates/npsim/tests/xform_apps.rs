@@ -30,7 +30,11 @@ fn run(app: &str, tf: &str, split_all: bool, ia: f64) -> pktflow_npsim::SimRepor
     };
     let (pes, m) = p.machine(&cfg.ideal);
     let r = simulate_planned(&p, pes, &m, &sp, &cfg, &mut |_| {}).unwrap();
-    assert!(r.invariant_violations.is_empty(), "{app} {tf}: {:?}", r.invariant_violations);
+    assert!(
+        r.invariant_violations.is_empty(),
+        "{app} {tf}: {:?}",
+        r.invariant_violations
+    );
     assert_eq!(r.in_flight_at_end, 0);
     assert_eq!(
         r.injected,
@@ -42,7 +46,13 @@ fn run(app: &str, tf: &str, split_all: bool, ia: f64) -> pktflow_npsim::SimRepor
 #[test]
 fn every_transformation_alone_and_together_keeps_the_invariants() {
     for app in ["router", "nat"] {
-        for tf in ["split", "early", "speculate", "locality", "split,early,speculate,locality"] {
+        for tf in [
+            "split",
+            "early",
+            "speculate",
+            "locality",
+            "split,early,speculate,locality",
+        ] {
             for ia in [200.0, 2000.0] {
                 run(app, tf, tf.contains("split"), ia);
             }

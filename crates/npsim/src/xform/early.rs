@@ -149,7 +149,9 @@ impl EarlyPlan {
                 *x = false;
             }
         }
-        let rs: Vec<Vec<_>> = (0..t.visits.len()).map(|v| ranges(t, v).collect()).collect();
+        let rs: Vec<Vec<_>> = (0..t.visits.len())
+            .map(|v| ranges(t, v).collect())
+            .collect();
         for j in 0..t.visits.len() {
             let b = t.visits[j].element as usize;
             for i in 0..j {
@@ -254,7 +256,15 @@ mod tests {
     #[test]
     fn post_dominance_of_a_diamond_and_a_drop_branch() {
         // 0 -> 1 -> {2, 3} -> 4 -> 5 (sink); 1 -> 6 (a drop sink).
-        let succ = vec![vec![1], vec![2, 3, 6], vec![4], vec![4], vec![5], vec![], vec![]];
+        let succ = vec![
+            vec![1],
+            vec![2, 3, 6],
+            vec![4],
+            vec![4],
+            vec![5],
+            vec![],
+            vec![],
+        ];
         let p = EarlyPlan::new(&succ, &[false; 7]);
         assert!(p.pdom(1, 0));
         assert!(p.pdom(4, 2) && p.pdom(4, 3) && p.pdom(5, 4));
@@ -329,8 +339,6 @@ mod tests {
         // An element that outputs packets is never signalled early.
         assert!(!p.candidate(4) && p.candidate(1));
         // Split elements are not candidates.
-        assert!(decide(&p, &t2, &|e| e == 1)
-            .iter()
-            .all(|x| x.visit != 1));
+        assert!(decide(&p, &t2, &|e| e == 1).iter().all(|x| x.visit != 1));
     }
 }

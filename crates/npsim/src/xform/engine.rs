@@ -92,9 +92,8 @@ impl Sim {
         if !tf.any() {
             return self;
         }
-        let bus_behind: [bool; 5] = std::array::from_fn(|m| {
-            self.storages[self.comp.route[m] as usize].bus.is_some()
-        });
+        let bus_behind: [bool; 5] =
+            std::array::from_fn(|m| self.storages[self.comp.route[m] as usize].bus.is_some());
         if tf.locality {
             self.compiler.locality = Some(crate::xform::locality::Locality::new(
                 tf.wide_bytes,

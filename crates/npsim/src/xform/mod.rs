@@ -95,8 +95,9 @@ impl Transforms {
                 let mut t = Transforms::default();
                 for (k, x) in o {
                     let flag = |x: &Value| {
-                        x.as_bool()
-                            .ok_or_else(|| format!("transform.{k}: expected true or false, got {x}"))
+                        x.as_bool().ok_or_else(|| {
+                            format!("transform.{k}: expected true or false, got {x}")
+                        })
                     };
                     let int = |x: &Value| {
                         x.as_u64().ok_or_else(|| {
@@ -105,8 +106,7 @@ impl Transforms {
                     };
                     let small = |x: &Value| {
                         int(x).and_then(|n| {
-                            u32::try_from(n)
-                                .map_err(|_| format!("transform.{k}: {n} is too large"))
+                            u32::try_from(n).map_err(|_| format!("transform.{k}: {n} is too large"))
                         })
                     };
                     match k.as_str() {
@@ -353,7 +353,11 @@ pub fn simulate_planned(
 ) -> Result<SimReport, String> {
     let tf = &cfg.transform;
     let plan = Arc::new(Plan {
-        split: if tf.split { sp.clone() } else { Default::default() },
+        split: if tf.split {
+            sp.clone()
+        } else {
+            Default::default()
+        },
         early: early_plan(p, tf)?,
     });
     let (names, m) = plan.split.extend(&p.names, mapping);
@@ -404,20 +408,18 @@ pub fn max_rate_planned(
 
 /// The compiler's decisions before the runs of a prepared application (after its mapper):
 /// with splitting on, the feedback loop of section 2.5, whose final maximum rate is returned.
-pub fn plan(p: &mut Prepared, cfg: &SimConfig, m: &MaxRateConfig) -> Result<Option<MaxRate>, String> {
+pub fn plan(
+    p: &mut Prepared,
+    cfg: &SimConfig,
+    m: &MaxRateConfig,
+) -> Result<Option<MaxRate>, String> {
     let tf = &cfg.transform;
     if !tf.split {
         return Ok(None);
     }
     let base = Plan::default();
-    let (sp, best, log) = split::iterate(
-        p,
-        &base,
-        cfg,
-        m,
-        tf.split_candidates,
-        tf.split_iterations,
-    )?;
+    let (sp, best, log) =
+        split::iterate(p, &base, cfg, m, tf.split_candidates, tf.split_iterations)?;
     p.xform.split = sp;
     p.xform.log = Some(log);
     Ok(Some(best))

@@ -107,8 +107,7 @@ impl ConflictTable {
         };
         let me = v.swap_remove(i);
         if me.doomed
-            || v
-                .iter()
+            || v.iter()
                 .any(|o| o.order < me.order && o.set.conflicts(&me.set))
         {
             return Commit::RollBack;

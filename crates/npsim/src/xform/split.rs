@@ -70,10 +70,7 @@ impl SplitPlan {
             return false;
         }
         let e = self.origin(task, n);
-        let pieces = self
-            .pieces
-            .entry(e)
-            .or_insert_with(|| vec![(0.0, 1.0, e)]);
+        let pieces = self.pieces.entry(e).or_insert_with(|| vec![(0.0, 1.0, e)]);
         let Some(k) = pieces.iter().position(|p| p.2 == task) else {
             return false;
         };
