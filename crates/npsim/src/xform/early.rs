@@ -273,7 +273,9 @@ mod tests {
         assert!(!p.pdom(2, 1));
     }
 
-    fn trace(visits: &[(u32, &[(MemType, AccessKind, u64)])]) -> PacketTrace {
+    type Acc = (MemType, AccessKind, u64);
+
+    fn trace(visits: &[(u32, &[Acc])]) -> PacketTrace {
         let mut t = PacketTrace::default();
         for &(e, acc) in visits {
             let s = t.accesses.len() as u32;

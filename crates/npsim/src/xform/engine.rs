@@ -232,8 +232,8 @@ impl Sim {
             }
             for (k, f) in forks.iter().enumerate() {
                 let b = t.visits[f.visit].element as usize;
-                for d in f.visit + 1..nv {
-                    if early_of[d].is_some() || !ep.dep(b, t.visits[d].element as usize) {
+                for (d, eo) in early_of.iter().enumerate().skip(f.visit + 1) {
+                    if eo.is_some() || !ep.dep(b, t.visits[d].element as usize) {
                         continue;
                     }
                     if let Some(i) = early::first_conflict(t, f.visit, d) {
