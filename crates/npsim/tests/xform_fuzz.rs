@@ -18,7 +18,8 @@ fn values() -> impl Strategy<Value = String> {
             0..6
         )
         .prop_map(|v| serde_json::to_string(&v.join(",")).unwrap()),
-        prop::collection::vec("[a-z,]{0,12}", 0..4).prop_map(|v| serde_json::to_string(&v).unwrap()),
+        prop::collection::vec("[a-z,]{0,12}", 0..4)
+            .prop_map(|v| serde_json::to_string(&v).unwrap()),
         (
             prop_oneof![
                 Just("split"),

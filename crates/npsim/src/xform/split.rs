@@ -25,8 +25,9 @@
 //!   speculation on, a cut never falls inside a critical section (a speculative section's
 //!   checkpoint and commit must be in one task): it moves to the section's end.
 //! - Candidates are the non-interface tasks with the longest mean queue time at the maximum
-//!   rate of the current program; each iteration splits the top `split_candidates` and keeps
-//!   the result when the maximum rate rises, at most `split_iterations` times.
+//!   rate of the current program (a task where packets never queue is no bottleneck); each
+//!   iteration splits the top `split_candidates` and keeps the result when the maximum rate
+//!   rises, at most `split_iterations` times.
 use crate::app::Prepared;
 use crate::config::{Mapping, SimConfig};
 use crate::maxrate::{MaxRate, MaxRateConfig};
@@ -161,7 +162,9 @@ pub fn iterate(
             .iter()
             .filter(|t| {
                 let o = plan.origin(t.task, n) as usize;
-                !p.iface.get(o).copied().unwrap_or(true) && t.busy_cycles > 0
+                !p.iface.get(o).copied().unwrap_or(true)
+                    && t.busy_cycles > 0
+                    && t.mean_queue_cycles > 0.0
             })
             .map(|t| (t.mean_queue_cycles, t.task))
             .collect();
