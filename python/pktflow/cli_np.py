@@ -50,7 +50,42 @@ def _v(x):
     return None if x is None else x.value
 
 
+def _transform_lines(tr: dict) -> List[str]:
+    """[xform hook] One line per transformation applied (docs/npsim-transforms.md)."""
+    out = []
+    sp = tr.get("split")
+    if sp is not None:
+        names = ", ".join(sp["splits"]) or "none"
+        out.append(
+            f"split: {names}; {sp['cuts']} cuts, {sp['live_requests']} live-data requests "
+            f"({sp['live_bytes']} B), {sp['migrated_locks']} locks migrated"
+        )
+    e = tr.get("early")
+    if e is not None:
+        out.append(
+            f"early signalling: {e['early_instances']} of {e['visits']} task instances signalled early, "
+            f"{e['waits']} waits ({e['waits_blocked']} blocked)"
+        )
+    s = tr.get("speculate")
+    if s is not None:
+        out.append(
+            f"speculation: {s['attempts']} speculative sections, {s['aborts']} rolled back "
+            f"(failure rate {s['failure_rate']:.1%}; in the window {s['window_failure_rate']:.1%}), "
+            f"{s['rollback_cycles']} cycles per rollback"
+        )
+    loc = tr.get("locality")
+    if loc is not None:
+        out.append(
+            f"locality: {loc['word_requests']} word requests -> {loc['wide_requests']} wide requests of "
+            f"{loc['wide_bytes']} B ({loc['saved_fraction']:.1%} saved)"
+        )
+    return out
+
+
 def _print_report(r: dict) -> None:
+    if r.get("transform"):
+        for line in _transform_lines(r["transform"]):
+            console.print(escape(line))
     w = r["window"]
     spec = r.get("spec", {})
     console.print(
@@ -199,8 +234,19 @@ PrecisionOpt = Annotated[
 ]
 
 
-def _sim(scheduling, lock_release, wide_accesses, warmup=None) -> dict:
-    s = api.model_options(_v(scheduling), _v(lock_release), wide_accesses)
+# [xform hook] --transform (docs/npsim-transforms.md)
+TransformOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--transform",
+        help="Task transformations of the NPIRE paper, a comma list of split, early, speculate and "
+        "locality (any subset; docs/npsim-transforms.md). Default: none.",
+    ),
+]
+
+
+def _sim(scheduling, lock_release, wide_accesses, warmup=None, transform=None) -> dict:
+    s = api.model_options(_v(scheduling), _v(lock_release), wide_accesses, transform)
     if warmup is not None:
         s["warmup_packets"] = warmup
     return s
@@ -366,13 +412,14 @@ def register(app: typer.Typer) -> None:
         scheduling: SchedOpt = None,
         lock_release: ReleaseOpt = None,
         wide_accesses: WideOpt = None,
+        transform: TransformOpt = None,
         destinations: DestOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """One timing simulation of APP on a network processor at a fixed packet rate (or as recorded)."""
         if arrivals != Arrivals.recorded and inter_arrival is None:
             raise PktflowError("--inter-arrival CYCLES is required (or use --arrivals recorded)")
-        sim = _sim(scheduling, lock_release, wide_accesses, warmup)
+        sim = _sim(scheduling, lock_release, wide_accesses, warmup, transform)
         if arrivals is not None:
             sim["arrivals"] = arrivals.value
         if time_scale is not None:
@@ -429,6 +476,7 @@ def register(app: typer.Typer) -> None:
         scheduling: SchedOpt = None,
         lock_release: ReleaseOpt = None,
         wide_accesses: WideOpt = None,
+        transform: TransformOpt = None,
         destinations: DestOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -449,7 +497,7 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 mapper=_v(mapper),
                 subset_size=subset_size,
-                sim=_sim(scheduling, lock_release, wide_accesses, warmup),
+                sim=_sim(scheduling, lock_release, wide_accesses, warmup, transform),
                 destinations=_v(destinations),
                 search=_search(tolerance, precision, zero_drop),
                 progress=progress,
@@ -497,6 +545,7 @@ def register(app: typer.Typer) -> None:
         scheduling: SchedOpt = None,
         lock_release: ReleaseOpt = None,
         wide_accesses: WideOpt = None,
+        transform: TransformOpt = None,
         destinations: DestOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
@@ -529,7 +578,7 @@ def register(app: typer.Typer) -> None:
                 threshold=threshold,
                 mapper=_v(mapper),
                 subset_size=subset_size,
-                sim=_sim(scheduling, lock_release, wide_accesses, warmup),
+                sim=_sim(scheduling, lock_release, wide_accesses, warmup, transform),
                 search=_search(tolerance, precision),
                 destinations=_v(destinations),
                 progress=progress,
@@ -590,6 +639,7 @@ def register(app: typer.Typer) -> None:
         scheduling: SchedOpt = None,
         lock_release: ReleaseOpt = None,
         wide_accesses: WideOpt = None,
+        transform: TransformOpt = None,
         destinations: DestOpt = None,
         packets: PacketsOpt = None,
         warmup: WarmupOpt = None,
@@ -648,7 +698,7 @@ def register(app: typer.Typer) -> None:
                 pes=counts,
                 replication=reps,
                 mapper=_v(mapper),
-                sim=_sim(scheduling, lock_release, wide_accesses, warmup),
+                sim=_sim(scheduling, lock_release, wide_accesses, warmup, transform),
                 search=_search(tolerance, precision),
                 destinations=_v(destinations),
                 packets=packets,

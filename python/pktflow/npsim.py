@@ -24,6 +24,7 @@ __all__ = [
     "Mapper",
     "Replication",
     "Scheduling",
+    "Transform",
     "arch",
     "bottleneck",
     "explore",
@@ -31,6 +32,7 @@ __all__ = [
     "maxrate",
     "model_options",
     "parse_pes",
+    "parse_transforms",
     "simulate",
 ]
 
@@ -84,6 +86,37 @@ class Arrivals(str, enum.Enum):
     recorded = "recorded"
 
 
+class Transform(str, enum.Enum):
+    """A task transformation of section 2 of the NPIRE paper (docs/npsim-transforms.md)."""
+
+    split = "split"
+    early = "early"
+    speculate = "speculate"
+    locality = "locality"
+
+
+def parse_transforms(value: Any) -> Optional[str]:
+    """``"split,early"``, a sequence of names or of :class:`Transform` as the comma list the
+    request takes (``None`` stays ``None``: no transformation, the Rust default). Unknown or
+    repeated names raise :class:`PktflowError`."""
+    if value is None:
+        return None
+    if isinstance(value, (str, Transform)):
+        items = [value.value] if isinstance(value, Transform) else value.split(",")
+    else:
+        items = [x.value if isinstance(x, Transform) else str(x) for x in value]
+    names = [x.strip() for x in items if x.strip()]
+    allowed = [t.value for t in Transform]
+    if names == ["none"]:
+        return "none"
+    for n in names:
+        if n not in allowed:
+            raise PktflowError(f"--transform: {n!r} is not one of {', '.join(allowed)}")
+    if len(set(names)) != len(names):
+        raise PktflowError(f"--transform: a transformation is repeated in {','.join(names)!r}")
+    return ",".join(names) if names else "none"
+
+
 REPLICATIONS = tuple(r.value for r in Replication)
 MAPPERS = tuple(m.value for m in Mapper)
 SCHEDULINGS = tuple(s.value for s in Scheduling)
@@ -121,10 +154,14 @@ def model_options(
     scheduling: Optional[Union[str, Scheduling]] = None,
     lock_release: Optional[Union[str, LockRelease]] = None,
     wide_accesses: Optional[bool] = None,
+    transform: Any = None,
 ) -> dict:
     """The simulator's model choices as a ``sim`` dict (docs/npsim.md, "Model choices"); only
-    the ones given."""
+    the ones given. ``transform``: the task transformations (:func:`parse_transforms`)."""
     sim: dict = {}
+    t = parse_transforms(transform)
+    if t is not None:
+        sim["transform"] = t
     s = _choice(scheduling, Scheduling, "scheduling")
     if s is not None:
         sim["scheduling"] = s.replace("-", "_")
@@ -226,12 +263,15 @@ def simulate(
     destinations: Optional[Union[str, Destinations]] = None,
     warmup_packets: Optional[int] = None,
     progress: Optional[Callable[[int, int], None]] = None,
+    transform: Any = None,
 ) -> dict:
     """One simulation at a fixed packet inter-arrival time (PE cycles). Parameters left at None
     take the Rust defaults (docs/npsim.md); the result's ``settings`` lists them all.
     ``progress(packets_injected, packets_expected)`` is called now and then (expected 0:
     unknown, a trace file)."""
     s = dict(sim or {})
+    if transform is not None:
+        s["transform"] = parse_transforms(transform)
     if inter_arrival_cycles is not None:
         s["inter_arrival_cycles"] = inter_arrival_cycles
     if warmup_packets is not None:
@@ -257,6 +297,7 @@ def maxrate(
     destinations: Optional[Union[str, Destinations]] = None,
     warmup_packets: Optional[int] = None,
     progress: Optional[Callable[[int, int, float], None]] = None,
+    transform: Any = None,
 ) -> dict:
     """Maximum sustainable rate by bisection: ``packets_per_second``, ``gbps``, ``bracket``,
     ``probes``, ``report`` and ``settings``. ``progress(done, estimated_total,
@@ -264,6 +305,8 @@ def maxrate(
     s = dict(sim or {})
     if warmup_packets is not None:
         s["warmup_packets"] = warmup_packets
+    if transform is not None:
+        s["transform"] = parse_transforms(transform)
     req = _request(
         app, arch, arch_set, pes, replication, packets, trace, seed, subset_size, mapper, destinations, s, search
     )
@@ -290,6 +333,7 @@ def bottleneck(
     progress: Optional[Callable[[int, str], None]] = None,
     destinations: Optional[Union[str, Destinations]] = None,
     warmup_packets: Optional[int] = None,
+    transform: Any = None,
 ) -> dict:
     """Bottleneck finding by idealized executions (Figure 8 of the NPIRE paper).
 
@@ -302,6 +346,8 @@ def bottleneck(
     s = dict(sim or {})
     if warmup_packets is not None:
         s["warmup_packets"] = warmup_packets
+    if transform is not None:
+        s["transform"] = parse_transforms(transform)
     b = {"chain": chain, "threshold": threshold}
     if extra:
         b["extra"] = list(extra)
@@ -331,6 +377,7 @@ def explore(
     progress: Optional[Callable[[int, int, str], None]] = None,
     destinations: Optional[Union[str, Destinations]] = None,
     warmup_packets: Optional[int] = None,
+    transform: Any = None,
 ) -> dict:
     """For each PE count and replication scope: the mapping ``mapper`` finds, its maximum
     sustainable rate, the speedup over ``baseline_pes`` PEs with no replication (the
@@ -350,6 +397,8 @@ def explore(
     s = dict(sim or {})
     if warmup_packets is not None:
         s["warmup_packets"] = warmup_packets
+    if transform is not None:
+        s["transform"] = parse_transforms(transform)
     req = _request(
         app, arch, arch_set, None, None, packets, trace, seed, subset_size, mapper, destinations, s, search, None, e
     )

@@ -213,6 +213,8 @@ fn settings(r: &Request, p: &Prepared, with: &[&str]) -> serde_json::Value {
 fn prepare(r: &Request) -> Result<(Prepared, MapperLog, Option<crate::MaxRate>), String> {
     let mut p = Prepared::new(&r.spec)?;
     let (log, best) = p.apply_mapper(None, &r.sim, &r.search)?;
+    // [xform hook] the transformations' feedback loop (splitting), after the mapping
+    let best = crate::xform::plan(&mut p, &r.sim, &r.search)?.or(best);
     Ok((p, log, best))
 }
 
@@ -235,7 +237,11 @@ fn mapping_json(p: &Prepared, log: &MapperLog) -> serde_json::Value {
             v
         })
         .collect();
-    serde_json::json!({"tasks": tasks, "mapper": log})
+    let mut v = serde_json::json!({"tasks": tasks, "mapper": log});
+    if let Some(l) = &p.xform.log {
+        v["split"] = serde_json::to_value(l).unwrap_or_default(); // [xform hook]
+    }
+    v
 }
 
 /// One run at `sim.inter_arrival_cycles`: the [`crate::SimReport`] as JSON.

@@ -253,6 +253,8 @@ pub struct Prepared {
     pub spec: AppSpec,
     /// The application has elements that write files (see [`OutDir`]).
     writes_files: bool,
+    /// [xform hook] the transformations' decisions (splits, early-signalling analysis).
+    pub xform: crate::xform::XformState,
 }
 
 /// Where a functional run's output elements (ToDump with a relative name) write: a folder
@@ -350,6 +352,7 @@ impl Prepared {
             iface,
             spec: spec.clone(),
             writes_files,
+            xform: Default::default(), // [xform hook]
         })
     }
 
@@ -408,8 +411,19 @@ impl Prepared {
         cfg: &SimConfig,
         progress: &mut dyn FnMut(u64),
     ) -> Result<SimReport, String> {
-        let dir = OutDir::new(self.writes_files)?;
         let (pes, mapping) = self.machine_for(mapping, &cfg.ideal);
+        if cfg.transform.any() {
+            // [xform hook] the transformations of section 2
+            return crate::xform::simulate_planned(
+                self,
+                pes,
+                &mapping,
+                &self.xform.split,
+                cfg,
+                progress,
+            );
+        }
+        let dir = OutDir::new(self.writes_files)?;
         let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
         let r = crate::simulate_with(
             &self.arch,
@@ -420,6 +434,15 @@ impl Prepared {
             &mut run,
             progress,
         );
+        drop(run);
+        r
+    }
+
+    /// [xform hook] `f` over a fresh functional run of this application's traffic.
+    pub fn with_run<T>(&self, f: impl FnOnce(&mut Run) -> Result<T, String>) -> Result<T, String> {
+        let dir = OutDir::new(self.writes_files)?;
+        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let r = f(&mut run);
         drop(run);
         r
     }

@@ -336,6 +336,8 @@ pub struct SimConfig {
     /// only (e.g. queues on hardware rings with atomic enqueue and dequeue).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub no_sync_elements: Vec<String>,
+    /// [xform hook] the task transformations of section 2 (`--transform`).
+    pub transform: crate::xform::Transforms,
 }
 
 /// How packet arrival times are set ([`SimConfig::arrivals`]).
@@ -411,6 +413,7 @@ impl Default for SimConfig {
             arrivals: Arrivals::Fixed,
             time_scale: 1.0,
             no_sync_elements: Vec::new(),
+            transform: Default::default(), // [xform hook]
         }
     }
 }

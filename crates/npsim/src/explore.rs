@@ -118,6 +118,12 @@ pub struct ExplorePoint {
     pub bottleneck: Option<QuickBottleneck>,
     /// Per task: element, PEs, concurrent instances (None = unlimited).
     pub mapping: Vec<(String, Vec<u32>, Option<u32>)>,
+    /// [xform hook] what the transformations did at the maximum rate, and the splitting
+    /// feedback loop's log (absent without transformations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transform: Option<crate::xform::TransformReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<crate::xform::split::SplitLog>,
     pub wall_seconds: f64,
 }
 
@@ -224,6 +230,18 @@ fn point(
     let mut p = Prepared::new(&s)?;
     let (log, best) = p.apply_mapper(Some(prof), cfg, m)?;
     let mut searches = log.searches;
+    // [xform hook] the splitting feedback loop after the mapping
+    let best = match crate::xform::plan(&mut p, cfg, m)? {
+        Some(b) => {
+            searches += 1 + p
+                .xform
+                .log
+                .as_ref()
+                .map_or(0, |l| l.iterations.len() as u32);
+            Some(b)
+        }
+        None => best,
+    };
     let r = match best {
         Some(r) => r,
         None => {
@@ -293,6 +311,8 @@ fn point(
         searches,
         bottleneck: bn,
         mapping,
+        transform: r.report.transform.clone(),
+        split: p.xform.log.clone(),
         wall_seconds: t0.elapsed().as_secs_f64(),
     })
 }
@@ -316,8 +336,15 @@ pub fn explore(
     if let Some(&z) = e.pes.iter().find(|&&n| n == 0) {
         return Err(format!("explore: PE count {z} (must be at least 1)"));
     }
-    let base_in_sweep =
-        e.pes.contains(&e.baseline_pes) && e.replications.contains(&Replication::None);
+    // [xform hook] with transformations, the baseline is measured without them (the NPIRE
+    // paper's "relative to the application with no transformation running on 4 PEs").
+    let base_in_sweep = !cfg.transform.any()
+        && e.pes.contains(&e.baseline_pes)
+        && e.replications.contains(&Replication::None);
+    let base_cfg = SimConfig {
+        transform: Default::default(),
+        ..cfg.clone()
+    };
     let total = e.pes.len() * e.replications.len() + 1 + usize::from(!base_in_sweep);
     progress(0, total, "step 1: one task per PE, unlimited PEs");
     let p0 = Prepared::new(spec)?;
@@ -337,7 +364,7 @@ pub fn explore(
             e.baseline_pes,
             Replication::None,
             &prof,
-            cfg,
+            &base_cfg,
             m,
             e,
             false,

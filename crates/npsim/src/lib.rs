@@ -22,6 +22,7 @@ pub mod maxrate;
 pub mod prog;
 pub mod sim;
 pub mod stats;
+pub mod xform; // [xform hook]
 
 pub use bottleneck::{bottleneck, Bottleneck, BottleneckConfig};
 pub use config::{

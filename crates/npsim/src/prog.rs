@@ -38,6 +38,8 @@ pub enum Op {
     Release(u32),
     /// End of the instance (after its outstanding accesses complete).
     End,
+    /// [xform hook] early signalling: wait until the packet's early instance k has finished.
+    Wait(u32),
 }
 
 /// What one lock protects (seed 000 section 2.4 says a shared *location*).
@@ -191,6 +193,11 @@ pub struct Compiler {
     sections: Vec<(u32, u32)>,
     members: Vec<Vec<Loc>>,
     section_lock: Vec<u32>,
+    /// [xform hook] wide memory operations (locality transformation), when on.
+    pub locality: Option<crate::xform::locality::Locality>,
+    /// [xform hook] record in `access_ops` the op index of each access of the last packet.
+    pub record_access_ops: bool,
+    pub access_ops: Vec<u32>,
 }
 
 /// How memory types reach storage and what is idealized.
@@ -231,6 +238,7 @@ impl Compiler {
         ops.clear();
         vstart.clear();
         vtask.clear();
+        self.access_ops.clear();
         for v in &t.visits {
             vstart.push(ops.len() as u32);
             vtask.push(v.element);
@@ -272,6 +280,9 @@ impl Compiler {
             } else {
                 self.sections.clear();
             }
+            if let Some(l) = self.locality.as_mut() {
+                l.plan_visit(acc, &self.sections, p.word_bytes); // [xform hook]
+            }
             let cpi = p.cycles_per_instruction;
             let mut cur = 0u32;
             let mut k = 0usize;
@@ -281,6 +292,9 @@ impl Compiler {
                     ops.push(Op::Compute(gap.saturating_mul(cpi)));
                 }
                 cur = cur.max(a.at_instr);
+                if self.record_access_ops {
+                    self.access_ops.push(ops.len() as u32); // [xform hook]
+                }
                 let i = i as u32;
                 if k < self.sections.len() && self.sections[k].0 == i {
                     ops.push(Op::Acquire(self.section_lock[k]));
@@ -292,13 +306,14 @@ impl Compiler {
                 } else {
                     t.packet.wrapping_mul(0x1_0000_0001)
                 };
-                let words = if p.word_bytes == 0 {
-                    1
-                } else {
-                    a.bytes.div_ceil(p.word_bytes).max(1)
+                let (words, key0, step) = match &self.locality {
+                    // [xform hook] wide requests (0 when served by another access's)
+                    Some(l) => (l.reqs[i as usize], l.start[i as usize], l.wide_bytes),
+                    None if p.word_bytes == 0 => (1, a.key, 0),
+                    None => (a.bytes.div_ceil(p.word_bytes).max(1), a.key, p.word_bytes),
                 };
                 for w in 0..words as u64 {
-                    let key = a.key.wrapping_add(w * p.word_bytes as u64);
+                    let key = key0.wrapping_add(w * step as u64);
                     let hash = mix(p.seed ^ base ^ (key >> 6) ^ ((a.mem as u64) << 60)) as u32;
                     ops.push(Op::Mem {
                         storage: p.route[a.mem as usize],
@@ -426,6 +441,7 @@ mod tests {
                 Op::Acquire(l) => format!("a{l}"),
                 Op::Release(l) => format!("r{l}"),
                 Op::End => "e".into(),
+                Op::Wait(k) => format!("w{k}"),
             })
             .collect();
         assert_eq!(

@@ -17,6 +17,11 @@ use std::time::Instant;
 
 const NONE: u32 = u32::MAX;
 
+// [xform hook] the transformations' engine (crates/npsim/src/xform/engine.rs), a child module
+// so it can reach the simulator's state.
+#[path = "xform/engine.rs"]
+mod xengine;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CState {
     Free,
@@ -272,6 +277,8 @@ pub struct Sim {
     window_open: bool,
     win: Window,
     violations: Vec<String>,
+    /// [xform hook] the transformations' state (None: all off).
+    xf: Option<Box<xengine::XState>>,
 }
 
 impl Sim {
@@ -639,6 +646,7 @@ impl Sim {
                 queued_at_end: 0,
             },
             violations: Vec::new(),
+            xf: None, // [xform hook]
         })
     }
 
@@ -803,6 +811,9 @@ impl Sim {
                 ));
             }
         }
+        if self.xf.is_some() {
+            self.x_after_compile(s, t); // [xform hook]
+        }
         self.wire_total += t.wire_bytes as u64;
         if at > self.now {
             self.push(at - self.now, Kind::Inject, s);
@@ -831,6 +842,9 @@ impl Sim {
             self.complete_packet(s);
         } else {
             let task = self.slots[s as usize].vtask[0];
+            if self.xf.is_some() {
+                self.x_forks(s, 0); // [xform hook]
+            }
             self.enqueue(task, s);
         }
         let dt = match self.cfg.arrivals {
@@ -875,13 +889,17 @@ impl Sim {
     fn enqueue(&mut self, t: u32, s: u32) {
         let cap = self.cfg.task_queue_capacity as usize;
         let now = self.now;
+        let early = self.xf.is_some() && self.x_is_child(s); // [xform hook]
         let task = &mut self.tasks[t as usize];
-        if task.q.len() >= cap {
+        if task.q.len() >= cap && !early {
             task.drops += 1;
             self.sim_drops += 1;
             self.sim_reasons[t as usize] += 1;
             if self.window_open && !self.arrivals_done {
                 self.win.sim_drops += 1;
+            }
+            if self.xf.is_some() && self.x_defer_drop(s) {
+                return; // [xform hook] leaves when its early instances end
             }
             self.leave(s, false);
             return;
@@ -1156,6 +1174,10 @@ impl Sim {
                             ctx.lock
                         ));
                     }
+                    if self.xf.as_ref().is_some_and(|x| x.spec) {
+                        self.x_spec_enter(c, l); // [xform hook] speculative section
+                        continue;
+                    }
                     let lock = &mut self.locks[l as usize];
                     lock.acquisitions += 1;
                     if lock.holder == NONE {
@@ -1176,8 +1198,25 @@ impl Sim {
                         self.set_state(c, CState::WaitMem);
                         return Step::Blocked;
                     }
+                    if self.xf.as_ref().is_some_and(|x| x.spec) {
+                        // [xform hook] commit, or roll back to the checkpoint
+                        if !self.x_spec_commit(c, l) {
+                            let rb = self.x_rollback_cycles();
+                            if rb > 0 {
+                                self.push(rb, Kind::ComputeDone, c);
+                                return Step::Computing;
+                            }
+                        }
+                        continue;
+                    }
                     self.release(c, l);
                     self.ctxs[c as usize].op += 1;
+                }
+                Op::Wait(k) => {
+                    // [xform hook] early signalling: wait for early instance k
+                    if !self.x_wait(c, k) {
+                        return Step::Blocked;
+                    }
                 }
                 Op::End => {
                     if ctx.loads + ctx.writes > 0 {
@@ -1185,8 +1224,12 @@ impl Sim {
                         self.set_state(c, CState::WaitMem);
                         return Step::Blocked;
                     }
-                    if ctx.lock != NONE {
-                        self.violation(format!("context {c} ends holding lock {}", ctx.lock));
+                    let held = ctx.lock;
+                    if held != NONE && self.xf.is_some() && self.x_carry(c) {
+                        continue; // [xform hook] the split's consumer goes on with the lock
+                    }
+                    if held != NONE {
+                        self.violation(format!("context {c} ends holding lock {held}"));
                     }
                     self.finish_instance(c);
                     return Step::Finished;
@@ -1235,8 +1278,12 @@ impl Sim {
         slot.visit += 1;
         if (slot.visit as usize) < slot.vtask.len() {
             let next = slot.vtask[slot.visit as usize];
+            if self.xf.is_some() {
+                let v = self.slots[s as usize].visit;
+                self.x_forks(s, v); // [xform hook]
+            }
             self.enqueue(next, s);
-        } else {
+        } else if !(self.xf.is_some() && self.x_chain_end(s)) {
             self.complete_packet(s);
         }
         self.dispatch_task(t);
@@ -1653,6 +1700,7 @@ impl Sim {
             } else {
                 0.0
             },
+            transform: self.x_report(), // [xform hook]
             invariant_violations: self.violations,
         })
     }

@@ -208,6 +208,9 @@ pub struct SimReport {
     pub events: u64,
     pub wall_seconds: f64,
     pub events_per_second: f64,
+    /// [xform hook] what the transformations did (absent when none is on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transform: Option<crate::xform::TransformReport>,
     pub invariant_violations: Vec<String>,
 }
 
