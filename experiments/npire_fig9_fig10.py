@@ -31,7 +31,7 @@ from pathlib import Path
 
 from pktflow import npsim
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from pktflow._ui import Tasks as Progress
 from rich.table import Table
 
 APPS = ("router", "nat")
@@ -74,16 +74,8 @@ def write_csv(path: Path, rows: list) -> None:
 
 
 def progress_bar() -> Progress:
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=console,
-        transient=True,
-    )
+    """Progress of every step: a bar on a terminal, a line with rate and ETA every few seconds in a log."""
+    return Progress()
 
 
 def sweep(a, prog: Progress, app: str, replication: str, transform, what: str) -> dict:

@@ -261,3 +261,18 @@ def test_type_stubs_match_the_binding_signatures():
             if stub != real:
                 wrong.append(f"{n.name}: stub {stub}, binding {real}")
     assert not wrong, "; ".join(wrong)
+
+
+def test_experiment_progress_prints_rate_and_eta_in_a_log(monkeypatch, capsys):
+    """The experiment scripts' progress (``_ui.Tasks``) writes lines with a rate and an ETA when
+    stderr is not a terminal (a rich bar alone would print nothing there)."""
+    from pktflow._ui import Tasks
+
+    monkeypatch.setenv("PKTFLOW_PROGRESS_SECONDS", "0")
+    with Tasks("points") as t:
+        k = t.add_task("Figure 7 router", total=4)
+        for i in range(1, 4):
+            t.update(k, completed=i, description=f"point {i}")
+        t.remove_task(k)
+    err = capsys.readouterr().err
+    assert "Figure 7 router: 3/4 points" in err and "ETA" in err and "point 3" in err

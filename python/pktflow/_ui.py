@@ -187,6 +187,74 @@ class Progress:
             sys.stderr.flush()
 
 
+class Tasks:
+    """Several progress lines at once, driven with rich's ``add_task`` / ``update`` /
+    ``remove_task`` calls (the experiment scripts use it): a rich bar on a terminal, otherwise one
+    :class:`Progress` line printer per task, so a log shows rate and ETA as well."""
+
+    def __init__(self, unit: str = "steps"):
+        self.unit = unit
+        self._rich = None
+        self._lines: dict[int, Progress] = {}
+        self._next = 0
+
+    def __enter__(self) -> "Tasks":
+        if sys.stderr.isatty():
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+            from rich.progress import Progress as RichProgress
+
+            self._rich = RichProgress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self._rich.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._rich is not None:
+            self._rich.__exit__(*exc)
+        for p in self._lines.values():
+            p.__exit__(*exc)
+        self._lines.clear()
+
+    def add_task(self, description: str, total: Optional[float] = None) -> int:
+        if self._rich is not None:
+            return self._rich.add_task(description, total=total)
+        self._next += 1
+        p = Progress(description, self.unit, total)
+        p.__enter__()
+        self._lines[self._next] = p
+        return self._next
+
+    def update(
+        self,
+        task: int,
+        completed: Optional[float] = None,
+        total: Optional[float] = None,
+        description: Optional[str] = None,
+    ) -> None:
+        if self._rich is not None:
+            self._rich.update(task, completed=completed, total=total, description=description)
+            return
+        p = self._lines.get(task)
+        if p is not None:
+            p.update(p.done if completed is None else completed, total, description)
+
+    def remove_task(self, task: int) -> None:
+        if self._rich is not None:
+            self._rich.remove_task(task)
+            return
+        p = self._lines.pop(task, None)
+        if p is not None:
+            p.__exit__(None, None, None)
+
+
 def progress(what: str, unit: str, total: Optional[float] = None) -> Progress:
     """``with progress("explore", "points", total) as p: ... p.update(done, total, label)``."""
     return Progress(what, unit, total)
