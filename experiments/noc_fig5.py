@@ -1,4 +1,4 @@
-"""Reproduce Seo & Thottethodi (IPDPS 2009, seeds/002_8aeb0170294135a1.txt): Figure 5 (saturation
+"""Reproduce Seo & Thottethodi, "Disjoint-Path Routing" (IPDPS 2009): Figure 5 (saturation
 throughput of the nine StreamIt benchmarks under pull+DOR, pull+adaptive, push+DOR, push+adaptive,
 tentacle and ideal, normalized to push+adaptive, on 4x4 and 6x6, with geometric means over the
 high-contention benchmarks and over all), Figure 3 (streams per link under DOR), Table 3 (circuit

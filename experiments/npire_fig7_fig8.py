@@ -1,4 +1,4 @@
-"""Seed 000 (000_3853cd1582c2b67c.txt) Figure 7 and Figure 8 with the NP timing simulator.
+"""The NPIRE paper's (Labrecque & Steffan, NPC 2006) Figure 7 and Figure 8 with the NP timing simulator.
 
 Figure 7: throughput speedup of Router and NAT over 4 PEs with no transformation, for 4 to 32
 PEs, under the four replication scopes (no transformation, rep on PE, subset rep, rep + global

@@ -1,4 +1,4 @@
-"""Seed 001 (001_50c9ec885c831f52.txt) Figure 5 and Table 2 by the cost model and the timing simulator.
+"""The TDPM paper's (Liu et al., HiPEAC 2007) Figure 5 and Table 2 by the cost model and the timing simulator.
 
 Figure 5: forwarding rate of L3-Switch, MPLS and Firewall against 1 to 6 MEs for the five
 configurations Base, RES, COMM, TDPM-S and TDPM-all, "3 Gbps packet line rate with the minimum
@@ -29,7 +29,7 @@ APPS = ("l3switch", "mpls", "firewall")
 CONFIGS = (("base", "Base"), ("res", "RES"), ("comm", "COMM"), ("tdpm-s", "TDPM-S"), ("tdpm", "TDPM-all"))
 OFFERED_GBPS = 3.0
 OC48_GBPS = 2.488
-PAPER_TABLE2 = {  # seed 001 Table 2, percent of OC-48 (MEs 1-4)
+PAPER_TABLE2 = {  # the TDPM paper's Table 2, percent of OC-48 (MEs 1-4)
     "l3switch": [31.48, 62.66, 93.47, 100.0],
     "firewall": [30.79, 61.46, 91.87, 100.0],
     "mpls": [29.42, 58.82, 88.19, 100.0],

@@ -38,3 +38,25 @@ def test_files_the_docs_name_exist(doc):
         if not (ROOT / path).exists() and not any(c.joinpath(path).exists() for c in (ROOT / "crates").iterdir()):
             missing.append(path)
     assert not missing, f"{doc.name} names files that do not exist: {missing}"
+
+
+EXPERIMENTS = sorted((ROOT / "experiments").glob("*.py"))
+
+
+@pytest.mark.parametrize("script", EXPERIMENTS, ids=lambda p: p.name)
+def test_experiment_help_speaks_to_users(script):
+    """An experiment's docstring is its ``--help``: papers by name, no development-log words."""
+    import ast
+
+    doc = ast.get_docstring(ast.parse(script.read_text())) or ""
+    assert doc, f"{script.name} has no docstring (its --help)"
+    bad = [line for line in doc.splitlines() if DEV_WORDS.search(line)]
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("preset", sorted((ROOT / "presets").glob("*.toml")), ids=lambda p: p.name)
+def test_preset_descriptions_name_papers(preset):
+    """``pktflow arch show`` prints a preset's description and source: papers by name."""
+    lines = [ln for ln in preset.read_text().splitlines() if re.match(r"\s*(description|source)\s*=", ln)]
+    bad = [ln for ln in lines if DEV_WORDS.search(ln)]
+    assert not bad, bad
