@@ -17,19 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pktflow.cli
+from cli_run import run_main as _main
 
 MAX_PACKETS = 1_000_000_000
-
-
-def _main(capsys, *argv: str) -> tuple[int, str, str]:
-    """Run ``pktflow ARGV`` in-process; (exit code, stdout, stderr)."""
-    code = 0
-    try:
-        pktflow.cli.main(list(argv))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    out, errs = capsys.readouterr()
-    return code, out, errs
 
 
 def _one_clean_error(code: int, errs: str) -> None:

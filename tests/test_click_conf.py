@@ -15,6 +15,7 @@ import pytest
 from conftest import run_cli, run_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from cli_run import run_main as _main
 
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "tests" / "data" / "click-conf"
@@ -114,16 +115,6 @@ TEMPLATES = [
     "TimedSource({a}, LIMIT {b}) -> Discard",
     "ICMPPingSource(1.0.0.1, 2.0.0.2, INTERVAL {a}, IDENTIFIER {b}, LIMIT {c}) -> Discard",
 ]
-
-
-def _main(capsys, *argv: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        pktflow.cli.main(list(argv))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 2)
-    out, errs = capsys.readouterr()
-    return code, out, errs
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

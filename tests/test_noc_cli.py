@@ -13,29 +13,9 @@ from hypothesis import strategies as st
 
 from pktflow import noc
 from pktflow.cli import main
+from cli_run import run, one_error_line
 
 TINY = ["--warmup", "100", "--measure", "600"]
-
-
-def run(argv, capsys):
-    """(exit code, stdout, stderr) of ``pktflow ARGV`` run in-process."""
-    try:
-        main(list(argv))
-        code = 0
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
-def one_error_line(err: str) -> str:
-    """The one error line: ``error: ...`` (usage errors too: the CLI folds click's three-line
-    usage message into one)."""
-    assert "Traceback" not in err
-    lines = [ln for ln in err.splitlines() if ln.strip()]
-    errors = [ln for ln in lines if ln.lower().startswith("error")]
-    assert len(errors) == 1 and len(lines) == 1, err
-    return errors[0]
 
 
 @pytest.mark.parametrize(

@@ -12,18 +12,9 @@ from hypothesis import strategies as st
 from pktflow import PktflowError
 from pktflow import npsim as api
 from pktflow.cli import main
+from cli_run import run_main
 
 TINY = ["--packets", "300", "--pes", "4"]
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(argv))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_simulate_json_records_the_transforms_and_reports_them(capsys):

@@ -12,18 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pktflow import PktflowError, rtc
 from pktflow.cli import main
+from cli_run import run_main
 
 SHORT = dict(window_seconds=0.002, packets=200)
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    code = 0
-    try:
-        main(list(argv))
-    except SystemExit as e:
-        code = e.code if isinstance(e.code, int) else 1
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_echo_rate_search_reports_rate_bracket_breakdown_and_settings():

@@ -90,13 +90,7 @@ fn profile(
     let app = app.to_string();
     let report = run_cancellable(py, move || {
         run::profile(&app, &source, &out, |done| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done,)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done,));
         })
     })?
     .map_err(err)?;
@@ -123,13 +117,7 @@ fn write_synthetic(
     let n = n.unwrap_or(run::DEFAULT_SYNTHETIC_PACKETS);
     let out = run_cancellable(py, move || {
         let mut tick = |done: u64, total: u64| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done, total)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done, total));
         };
         run::write_synthetic_with(
             &path,

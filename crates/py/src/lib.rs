@@ -11,6 +11,21 @@ mod protoproc;
 mod rtc;
 mod tdpm;
 
+/// Call a Python progress callback, if given, from a worker thread. An exception it raises is
+/// printed, not propagated: progress reporting never stops a run.
+pub(crate) fn notify<A>(cb: &Option<Py<PyAny>>, args: A)
+where
+    A: for<'py> pyo3::call::PyCallArgs<'py>,
+{
+    if let Some(cb) = cb {
+        Python::attach(|py| {
+            if let Err(e) = cb.call1(py, args) {
+                e.print(py);
+            }
+        });
+    }
+}
+
 pyo3::create_exception!(
     _core,
     PktflowError,

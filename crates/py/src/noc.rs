@@ -10,13 +10,7 @@ fn py_err(e: pktflow_noc::NocError) -> PyErr {
 
 /// Call `progress(done, total, label)` from the worker thread, if given.
 fn report(cb: &Option<Py<PyAny>>, done: u64, total: u64, label: &str) {
-    if let Some(cb) = cb {
-        Python::attach(|py| {
-            if let Err(e) = cb.call1(py, (done, total, label)) {
-                e.print(py);
-            }
-        });
-    }
+    crate::notify(cb, (done, total, label));
 }
 
 /// Synthetic-traffic sweep; request/response documented in docs/noc.md. `progress(cycles done,

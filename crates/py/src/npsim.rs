@@ -12,13 +12,7 @@ fn simulate(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyRes
     let r = request.to_string();
     run_cancellable(py, move || {
         pktflow_npsim::api::simulate_json_with(&r, &mut |done, total| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done, total)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done, total));
         })
     })?
     .map_err(PktflowError::new_err)
@@ -32,13 +26,7 @@ fn maxrate(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResu
     let r = request.to_string();
     run_cancellable(py, move || {
         pktflow_npsim::api::maxrate_json_with(&r, &mut |done, total, ia| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done, total, ia)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done, total, ia));
         })
     })?
     .map_err(PktflowError::new_err)
@@ -69,13 +57,7 @@ fn bottleneck(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyR
     let r = request.to_string();
     run_cancellable(py, move || {
         pktflow_npsim::api::bottleneck_json(&r, |k, label| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (k, label)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (k, label));
         })
     })?
     .map_err(PktflowError::new_err)
@@ -89,13 +71,7 @@ fn explore(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResu
     let r = request.to_string();
     run_cancellable(py, move || {
         pktflow_npsim::api::explore_json(&r, |done, total, label| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done, total, label)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done, total, label));
         })
     })?
     .map_err(PktflowError::new_err)

@@ -20,13 +20,7 @@ fn protoproc_sim(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> 
     let r = request.to_string();
     run_cancellable(py, move || {
         pktflow_protoproc::api::sim_json_with(&r, &mut |done, total| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done, total)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done, total));
         })
     })?
     .map_err(|e| PktflowError::new_err(e.to_string()))

@@ -12,13 +12,7 @@ fn rtc_run(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResu
     let r = request.to_string();
     run_cancellable(py, move || {
         pktflow_rtc::api::rtc_json(&r, &mut |done, total| {
-            if let Some(cb) = &progress {
-                Python::attach(|py| {
-                    if let Err(e) = cb.call1(py, (done, total)) {
-                        e.print(py);
-                    }
-                });
-            }
+            crate::notify(&progress, (done, total));
         })
     })?
     .map_err(PktflowError::new_err)
