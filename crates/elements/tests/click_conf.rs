@@ -12,6 +12,7 @@ fn dir() -> PathBuf {
 /// The Click files of `tests/data/click-conf/` that pktflow runs as written.
 pub const PASSING: &[&str] = &[
     "fake-iprouter.click",
+    "mazu-nat.click",
     "fastudpsrc.click",
     "print-pings.click",
     "test-device.click",

@@ -1,0 +1,3 @@
+//! placeholder
+#[derive(Default)]
+pub struct ArpTableState {}
