@@ -399,3 +399,184 @@ impl Element for FtpPortMapper {
         300
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_port_command;
+    use crate::conf::InitEnv;
+    use crate::elements::ip::testutil::push;
+    use crate::net;
+    use pktflow_traffic::checksum::{ip_checksum, l4_checksum};
+    use pktflow_traffic::Packet;
+    use std::sync::Arc;
+
+    /// An IPv4/TCP segment built field by field from RFC 791 / RFC 793 (checksums computed
+    /// over the finished header and pseudo-header).
+    fn tcp(
+        src: ([u8; 4], u16),
+        dst: ([u8; 4], u16),
+        seq: u32,
+        ack: u32,
+        flags: u8,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        let mut v = vec![0u8; 40];
+        v[0] = 0x45;
+        net::set_be16(&mut v, 2, (40 + payload.len()) as u16);
+        v[8] = 64;
+        v[9] = 6;
+        v[12..16].copy_from_slice(&src.0);
+        v[16..20].copy_from_slice(&dst.0);
+        let s = ip_checksum(&v[..20]);
+        net::set_be16(&mut v, 10, s);
+        net::set_be16(&mut v, 20, src.1);
+        net::set_be16(&mut v, 22, dst.1);
+        net::set_be32(&mut v, 24, seq);
+        net::set_be32(&mut v, 28, ack);
+        v[32] = 0x50;
+        v[33] = flags;
+        net::set_be16(&mut v, 34, 8192);
+        v.extend_from_slice(payload);
+        let c = l4_checksum(src.0, dst.0, 6, &v[20..]);
+        net::set_be16(&mut v, 36, c);
+        v
+    }
+
+    fn pkt(v: &[u8]) -> Packet {
+        let mut p = Packet::from_bytes(v);
+        p.set_ip_header(0, 20);
+        p
+    }
+
+    fn env(name: &str, shared: &Arc<crate::conf::Shared>) -> InitEnv {
+        InitEnv {
+            index: match name {
+                "ctl" => 1,
+                "data" => 2,
+                _ => 3,
+            },
+            name: name.into(),
+            peers: Arc::new(vec![
+                ("ctl".into(), "TCPRewriter".into(), "keep 0 1".into()),
+                ("data".into(), "IPRewriter".into(), "drop, drop".into()),
+            ]),
+            shared: shared.clone(),
+            ..Default::default()
+        }
+    }
+
+    /// Click's documented example: client 1.0.0.2:6587 -> server 2.0.0.2:21 says
+    /// `PORT 1,0,0,2,3,9` (1.0.0.2:777); pattern `1.0.0.1 9000-14000 - -` maps it to
+    /// 1.0.0.1:9000, announced as `PORT 1,0,0,1,35,40` (9000 = 35 * 256 + 40), two bytes longer.
+    #[test]
+    fn port_command_is_rewritten_mapped_and_the_control_flow_shifted() {
+        let shared = Arc::new(crate::conf::Shared::default());
+        let make = |class: &str, name: &str, conf: &str| {
+            (crate::registry::find(class).unwrap().make)(conf, &env(name, &shared)).unwrap()
+        };
+        let mut ctl = make("TCPRewriter", "ctl", "keep 0 1");
+        ctl.set_port_counts(1, 2);
+        let mut data = make("IPRewriter", "data", "drop, drop");
+        data.set_port_counts(2, 2);
+        let mut ftp = make(
+            "FTPPortMapper",
+            "ftp",
+            "ctl, data, 1.0.0.1 9000-14000 - - 0 1",
+        );
+        let (c, s) = (([1, 0, 0, 2], 6587), ([2, 0, 0, 2], 21));
+        // The control connection's first packet creates its mapping in ctl.
+        let (out, _) = push(ctl.as_mut(), 0, pkt(&tcp(c, s, 1000, 0, 0x02, b"")));
+        assert_eq!(out.len(), 1);
+
+        let cmd = b"PORT 1,0,0,2,3,9\r\n";
+        let (out, _) = push(ftp.as_mut(), 0, pkt(&tcp(c, s, 1001, 5000, 0x18, cmd)));
+        let expected = tcp(c, s, 1001, 5000, 0x18, b"PORT 1,0,0,1,35,40\r\n");
+        assert_eq!(out[0].1.data(), &expected[..]);
+        assert_eq!(net::be16(&expected, 2), 60);
+
+        // ctl: the PORT packet keeps its sequence number (its start did not move); the next
+        // client packet (1001 + 18 = 1019 before the edit) is shifted by +2; the server's ack
+        // of 1021 (in the shifted numbering) is shifted back to 1019.
+        let (out, _) = push(ctl.as_mut(), 0, out.into_iter().next().unwrap().1);
+        assert_eq!(out[0].1.data(), &expected[..]);
+        let (out, _) = push(
+            ctl.as_mut(),
+            0,
+            pkt(&tcp(c, s, 1019, 5000, 0x10, b"LIST\r\n")),
+        );
+        assert_eq!(
+            out[0].1.data(),
+            &tcp(c, s, 1021, 5000, 0x10, b"LIST\r\n")[..]
+        );
+        let (out, _) = push(ctl.as_mut(), 0, pkt(&tcp(s, c, 5000, 1021, 0x10, b"")));
+        assert_eq!(out[0].1.data(), &tcp(s, c, 5000, 1019, 0x10, b"")[..]);
+        assert_eq!(out[0].0, 1);
+
+        // data: the server's data connection 2.0.0.2:20 -> 1.0.0.1:9000 reaches the client's
+        // announced 1.0.0.2:777 on the reply output.
+        let (out, _) = push(
+            data.as_mut(),
+            1,
+            pkt(&tcp(
+                ([2, 0, 0, 2], 20),
+                ([1, 0, 0, 1], 9000),
+                7,
+                0,
+                0x02,
+                b"",
+            )),
+        );
+        assert_eq!(out[0].0, 1);
+        assert_eq!(
+            out[0].1.data(),
+            &tcp(([2, 0, 0, 2], 20), ([1, 0, 0, 2], 777), 7, 0, 0x02, b"")[..]
+        );
+
+        // A retransmitted PORT packet is rewritten the same way and does not shift again.
+        let (out, _) = push(ftp.as_mut(), 0, pkt(&tcp(c, s, 1001, 5000, 0x18, cmd)));
+        let (out, _) = push(ctl.as_mut(), 0, out.into_iter().next().unwrap().1);
+        assert_eq!(out[0].1.data(), &expected[..]);
+        let (out, _) = push(ctl.as_mut(), 0, pkt(&tcp(c, s, 1025, 5000, 0x10, b"")));
+        assert_eq!(net::be32(out[0].1.data(), 24), 1027);
+    }
+
+    #[test]
+    fn other_payloads_pass_unchanged() {
+        for t in [
+            &b"USER x\r\n"[..],
+            b"PORT 1,2,3,4,5\r\n",
+            b"PORT 1,2,3,4,5,256\r\n",
+            b"PORT 1,2,3,4,5,6",
+            b"PORTS",
+        ] {
+            assert!(
+                parse_port_command(t).0.is_none(),
+                "{:?}",
+                String::from_utf8_lossy(t)
+            );
+        }
+        let c = parse_port_command(b"port  10,0,0,2,1,2\n").0.unwrap();
+        assert_eq!(
+            (c.arg_start, c.arg_end, c.addr, c.port),
+            (6, 18, [10, 0, 0, 2], 258)
+        );
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        let shared = Arc::new(crate::conf::Shared::default());
+        let m = crate::registry::find("FTPPortMapper").unwrap().make;
+        for (conf, msg) in [
+            (
+                "data, data, 1.0.0.1 9000-14000 - - 0 1",
+                "expected a TCPRewriter",
+            ),
+            ("nope, data, 1.0.0.1 - - - 0 1", "no element named"),
+            ("ctl, data", "missing argument"),
+            ("ctl, data, 1.0.0.1 - - -", "PATTERN"),
+        ] {
+            let e = m(conf, &env("ftp", &shared)).err().unwrap();
+            assert!(e.contains(msg), "{conf}: {e}");
+        }
+    }
+}
