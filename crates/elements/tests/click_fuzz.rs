@@ -63,6 +63,8 @@ const NEW_CLASSES: &[&str] = &[
     "BandwidthShaper",
     "ICMPPingRewriter",
     "Meter",
+    "FTPPortMapper",
+    "ICMPRewriter",
 ];
 
 /// Near-valid configuration text: words, numbers, addresses, keywords, punctuation, comments.

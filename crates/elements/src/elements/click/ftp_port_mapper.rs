@@ -408,6 +408,7 @@ mod tests {
     use crate::net;
     use pktflow_traffic::checksum::{ip_checksum, l4_checksum};
     use pktflow_traffic::Packet;
+    use proptest::prelude::Strategy;
     use std::sync::Arc;
 
     /// An IPv4/TCP segment built field by field from RFC 791 / RFC 793 (checksums computed
@@ -577,6 +578,35 @@ mod tests {
         ] {
             let e = m(conf, &env("ftp", &shared)).err().unwrap();
             assert!(e.contains(msg), "{conf}: {e}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Near-valid and arbitrary payloads: the parser never panics, and a packet through
+        /// the element always comes out (once) with valid IP and TCP checksums.
+        #[test]
+        fn any_payload_passes_with_valid_checksums(
+            body in proptest::prop_oneof![
+                proptest::collection::vec(proptest::prelude::any::<u8>(), 0..40),
+                "(PORT|port|Port)? {0,3}[0-9,]{0,24}[\\r\\n]?".prop_map(String::into_bytes),
+            ],
+        ) {
+            let _ = parse_port_command(&body);
+            let shared = Arc::new(crate::conf::Shared::default());
+            let mut ftp = (crate::registry::find("FTPPortMapper").unwrap().make)(
+                "ctl, data, 1.0.0.1 9000-9001 - - 0 1",
+                &env("ftp", &shared),
+            )
+            .unwrap();
+            let (c, s) = (([1, 0, 0, 2], 6587), ([2, 0, 0, 2], 21));
+            let (out, _) = push(ftp.as_mut(), 0, pkt(&tcp(c, s, 1, 1, 0x18, &body)));
+            proptest::prop_assert_eq!(out.len(), 1);
+            let d = out[0].1.data();
+            proptest::prop_assert_eq!(ip_checksum(&d[..20]), 0);
+            proptest::prop_assert_eq!(net::be16(d, 2) as usize, d.len());
+            proptest::prop_assert!(pktflow_traffic::checksum::l4_checksum_ok(c.0, s.0, 6, &d[20..]));
         }
     }
 }

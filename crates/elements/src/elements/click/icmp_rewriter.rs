@@ -235,3 +235,112 @@ impl Element for IcmpRewriter {
         240
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::conf::InitEnv;
+    use crate::elements::ip::testutil::push;
+    use crate::net;
+    use pktflow_traffic::checksum::{ip_checksum, l4_checksum};
+    use pktflow_traffic::Packet;
+    use std::sync::Arc;
+
+    /// IPv4 header + `body`, checksum computed over the finished header (RFC 791).
+    fn ip(src: [u8; 4], dst: [u8; 4], proto: u8, body: &[u8]) -> Vec<u8> {
+        let mut v = vec![0u8; 20];
+        v[0] = 0x45;
+        net::set_be16(&mut v, 2, (20 + body.len()) as u16);
+        v[8] = 64;
+        v[9] = proto;
+        v[12..16].copy_from_slice(&src);
+        v[16..20].copy_from_slice(&dst);
+        let s = ip_checksum(&v);
+        net::set_be16(&mut v, 10, s);
+        v.extend_from_slice(body);
+        v
+    }
+
+    /// A UDP datagram with its checksum (RFC 768).
+    fn udp(src: ([u8; 4], u16), dst: ([u8; 4], u16)) -> Vec<u8> {
+        let mut u = vec![0u8; 8];
+        net::set_be16(&mut u, 0, src.1);
+        net::set_be16(&mut u, 2, dst.1);
+        net::set_be16(&mut u, 4, 8);
+        let c = l4_checksum(src.0, dst.0, 17, &u);
+        net::set_be16(&mut u, 6, c);
+        ip(src.0, dst.0, 17, &u)
+    }
+
+    /// ICMP destination unreachable (port) from `from` to `to`, quoting `quoted` (RFC 792).
+    fn unreach(from: [u8; 4], to: [u8; 4], quoted: &[u8]) -> Packet {
+        let mut b = vec![3, 3, 0, 0, 0, 0, 0, 0];
+        b.extend_from_slice(quoted);
+        let c = ip_checksum(&b);
+        net::set_be16(&mut b, 2, c);
+        let mut p = Packet::from_bytes(&ip(from, to, 1, &b));
+        p.set_ip_header(0, 20);
+        p
+    }
+
+    /// Inside host 10.0.0.2:5000 sends UDP to 8.8.8.8:53 through `rw`, which maps it to
+    /// 1.0.0.1:9000. The server answers with a port unreachable quoting the rewritten
+    /// datagram; ICMPRewriter makes it quote the original and sends it to 10.0.0.2.
+    #[test]
+    fn icmp_error_quoting_a_rewritten_flow_is_rewritten_back() {
+        let shared = Arc::new(crate::conf::Shared::default());
+        let env = |name: &str| InitEnv {
+            index: if name == "rw" { 1 } else { 2 },
+            name: name.into(),
+            peers: Arc::new(vec![
+                ("rw".into(), "IPRewriter".into(), String::new()),
+                ("p".into(), "Idle".into(), String::new()),
+            ]),
+            shared: shared.clone(),
+            ..Default::default()
+        };
+        let mut rw = (crate::registry::find("IPRewriter").unwrap().make)(
+            "pattern 1.0.0.1 9000-9999# - - 0 1, drop",
+            &env("rw"),
+        )
+        .unwrap();
+        let mut ir =
+            (crate::registry::find("ICMPRewriter").unwrap().make)("rw", &env("ir")).unwrap();
+        ir.set_port_counts(1, 2);
+        let (inside, nat, server) = (
+            ([10, 0, 0, 2], 5000),
+            ([1, 0, 0, 1], 9000),
+            ([8, 8, 8, 8], 53),
+        );
+        let mut p = Packet::from_bytes(&udp(inside, server));
+        p.set_ip_header(0, 20);
+        let (out, _) = push(rw.as_mut(), 0, p);
+        assert_eq!(out[0].1.data(), &udp(nat, server)[..]);
+
+        let (out, _) = push(ir.as_mut(), 0, unreach(server.0, nat.0, &udp(nat, server)));
+        assert_eq!(out[0].0, 0);
+        assert_eq!(
+            out[0].1.data(),
+            unreach(server.0, inside.0, &udp(inside, server)).data()
+        );
+        assert_eq!(out[0].1.anno.dst_ip, inside.0);
+
+        // No mapping (another port), or not an error: output 1; not ICMP: dropped.
+        let other = ([1, 0, 0, 1], 9100);
+        let (out, _) = push(
+            ir.as_mut(),
+            0,
+            unreach(server.0, nat.0, &udp(other, server)),
+        );
+        assert_eq!(out[0].0, 1);
+        let mut p = Packet::from_bytes(&udp(server, nat));
+        p.set_ip_header(0, 20);
+        let (out, t) = push(ir.as_mut(), 0, p);
+        assert!(out.is_empty());
+        assert_eq!(
+            crate::elements::ip::testutil::drop_reasons(&t),
+            vec!["not ICMP"]
+        );
+        assert!((crate::registry::find("ICMPRewriter").unwrap().make)("p", &env("ir")).is_err());
+        assert!((crate::registry::find("ICMPRewriter").unwrap().make)("", &env("ir")).is_err());
+    }
+}

@@ -5,7 +5,6 @@
 //! and cost rule.
 mod arp_querier;
 mod arp_responder;
-pub mod arp_table;
 pub mod check_ip_header;
 pub mod classifier;
 pub mod dec_ip_ttl;

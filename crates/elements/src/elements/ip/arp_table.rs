@@ -1,3 +1,0 @@
-//! placeholder
-#[derive(Default)]
-pub struct ArpTableState {}
