@@ -483,6 +483,9 @@ pub struct Shared {
     /// TCPRewriter's sequence-number shifts use them).
     pub rewriters:
         crate::elements::nat::shared::Registry<crate::elements::nat::shared::RewriterState>,
+    /// ARPTable elements' tables, by element name (ARPQuerier's TABLE keyword names one).
+    pub arp_tables:
+        crate::elements::nat::shared::Registry<crate::elements::ip::arp_table::ArpTableState>,
 }
 
 impl Default for Shared {
@@ -490,6 +493,7 @@ impl Default for Shared {
         Shared {
             icmp_error_id: std::sync::atomic::AtomicU32::new(1),
             rewriters: Default::default(),
+            arp_tables: Default::default(),
         }
     }
 }

@@ -65,6 +65,7 @@ const NEW_CLASSES: &[&str] = &[
     "Meter",
     "FTPPortMapper",
     "ICMPRewriter",
+    "ARPTable",
 ];
 
 /// Near-valid configuration text: words, numbers, addresses, keywords, punctuation, comments.
