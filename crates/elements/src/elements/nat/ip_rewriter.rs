@@ -14,8 +14,8 @@
 //!
 //! Ports: one push input per INPUTSPEC; outputs 0..=the largest output an INPUTSPEC names.
 //! Input packets need the IP header annotation. Only TCP and UDP first fragments are
-//! translated; other protocols (ICMP included: Click handles it with ICMPRewriter /
-//! ICMPPingRewriter, which pktflow does not implement; use IPAddrRewriter for ICMP) and later
+//! translated; other protocols (ICMP included: ICMPPingRewriter translates pings and
+//! ICMPRewriter the ICMP errors about this rewriter's flows) and later
 //! fragments are dropped (`not TCP/UDP`, `fragment`) unless they arrive on a `pass` input.
 //! Checksums (IP and TCP/UDP) are updated incrementally (RFC 1624); a zero UDP checksum stays
 //! zero. With DST_ANNO (default true) the destination address annotation is set to the new
