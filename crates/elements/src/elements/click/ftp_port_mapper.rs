@@ -240,9 +240,13 @@ impl FtpPortMapper {
                     t.sport = c;
                 }
             }
-            // An expired mapping still holding either key is removed first.
+            // An expired mapping still holding either key is removed first; a live one
+            // holding the data flow's id as its reply id leaves the command unmapped.
             for k in [key, t.reverse()] {
                 if let Some(e) = g.table.lookup(&k, cx) {
+                    if g.table.flows[(e >> 1) as usize].expiry_ns > now {
+                        return None;
+                    }
                     g.table.remove(e >> 1, cx);
                 }
             }
