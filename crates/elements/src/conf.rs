@@ -483,6 +483,10 @@ pub struct Shared {
     /// TCPRewriter's sequence-number shifts use them).
     pub rewriters:
         crate::elements::nat::shared::Registry<crate::elements::nat::shared::RewriterState>,
+    /// ICMPPingRewriters' mapping tables, by element name (ICMPRewriter uses them).
+    pub ping_rewriters: crate::elements::nat::shared::Registry<
+        crate::elements::click::icmp_ping_rewriter::PingState,
+    >,
     /// ARPTable elements' tables, by element name (ARPQuerier's TABLE keyword names one).
     pub arp_tables:
         crate::elements::nat::shared::Registry<crate::elements::ip::arp_table::ArpTableState>,
@@ -494,6 +498,7 @@ impl Default for Shared {
             icmp_error_id: std::sync::atomic::AtomicU32::new(1),
             rewriters: Default::default(),
             arp_tables: Default::default(),
+            ping_rewriters: Default::default(),
         }
     }
 }

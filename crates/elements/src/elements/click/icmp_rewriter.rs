@@ -1,5 +1,6 @@
 //! `ICMPRewriter(MAPS [, DST_ANNO])` — lets ICMP errors about rewritten flows through a NAT, as
-//! Click's ICMPRewriter: MAPS is a space-separated list of IPRewriter or TCPRewriter elements.
+//! Click's ICMPRewriter: MAPS is a space-separated list of IPRewriter, TCPRewriter or
+//! ICMPPingRewriter elements.
 //! An ICMP error (destination unreachable 3, source quench 4, redirect 5, time exceeded 11,
 //! parameter problem 12) quotes the IP header and first 8 bytes of the packet it answers; that
 //! packet left through a rewriter, so the quote shows the rewritten addresses and ports.
@@ -9,23 +10,26 @@
 //! sender sent it): quoted source/destination addresses and ports, the quoted IP checksum, the
 //! quoted TCP checksum when its 18 bytes are present or the quoted UDP checksum when it is
 //! non-zero (all RFC 1624 incremental updates), and the ICMP checksum for every 16-bit word
-//! changed. When the outer destination is the quoted source, it becomes T reversed's source
+//! changed. A quoted echo request or reply is looked up (source and destination swapped,
+//! same identifier) in each named ICMPPingRewriter in turn; on a hit the quote gets the
+//! mapping's original addresses and identifier, with the quoted ICMP checksum updated for the
+//! identifier, the quoted IP checksum and the outer ICMP checksum. When the outer destination is the quoted source, it becomes T reversed's source
 //! (the original sender), with the IP checksum updated and, with DST_ANNO (default true), the
 //! destination annotation set. The rewritten packet leaves on output 0.
 //!
 //! Non-ICMP packets and errors too short for the quoted IP header plus 8 bytes are dropped
 //! (reasons `not ICMP`, `bad ICMP error`), as in Click. Other ICMP types, quotes of other
 //! protocols and quotes with no mapping leave on output 1 when it is connected and are dropped
-//! otherwise (reason `unmapped ICMP`). pktflow does not yet look quoted echo packets up in
-//! ICMPPingRewriter tables (they count as unmapped), and refuses IPAddrRewriter and
-//! ICMPPingRewriter in MAPS with a message.
+//! otherwise (reason `unmapped ICMP`). pktflow refuses IPAddrRewriter in MAPS with a message
+//! (its address-only mappings are not shared yet).
 //!
 //! Ports: one input, one or two outputs (agnostic).
 //! Costs: 8 instructions, a 4 B meta-data read, a 4 B packet-data read (ICMP type, quoted
 //! header length and protocol) per packet; an error with a TCP/UDP quote adds a 12 B read
-//! (quoted addresses and ports) and per rewriter consulted the table lookup of
+//! (quoted addresses and ports, or identifier) and per rewriter consulted the table lookup of
 //! [`crate::elements::nat::flow::FlowTable::lookup`] recorded on that rewriter's state objects
-//! and, on a hit, a 24 B read of its flow record; the rewrite is 30 instructions, a 16 B
+//! and, on a hit, a 24 B read of its flow record (ICMPPingRewriter: an 8 B read of its
+//! entry, dynamic state object 0); the rewrite is 30 instructions, a 16 B
 //! packet-data write (quoted addresses, ports and checksums) and a 2 B write (ICMP checksum),
 //! plus 6 instructions and a 6 B write when the outer destination changes and a 4 B meta-data
 //! write for the annotation.
@@ -46,8 +50,13 @@ pub const CLASS: ClassInfo = ClassInfo {
     make,
 };
 
+type PingMap =
+    std::sync::Arc<std::sync::Mutex<crate::elements::click::icmp_ping_rewriter::PingState>>;
+
 struct IcmpRewriter {
     maps: Vec<SharedRewriter>,
+    /// ICMPPingRewriters' tables, with their graph indices (for cost records).
+    ping_maps: Vec<(PingMap, u32)>,
     dst_anno: bool,
     noutputs: usize,
     rewritten: u64,
@@ -62,6 +71,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         None => true,
     };
     let mut maps = Vec::new();
+    let mut ping_maps = Vec::new();
     for arg in a.take_all_positional() {
         for name in split_words(&arg) {
             let class = env
@@ -71,9 +81,16 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
                 .map(|(_, cl, _)| cl.as_str());
             match class {
                 Some("IPRewriter" | "TCPRewriter") => maps.push(env.shared.rewriters.get(&name)),
-                Some(cl @ ("IPAddrRewriter" | "ICMPPingRewriter")) => {
+                Some("ICMPPingRewriter") => {
+                    let idx = env.peers.iter().position(|(n, _, _)| *n == name);
+                    ping_maps.push((
+                        env.shared.ping_rewriters.get(&name),
+                        idx.map_or(u32::MAX, |i| i as u32),
+                    ));
+                }
+                Some(cl @ "IPAddrRewriter") => {
                     return Err(format!(
-                        "{c}: '{name}' is an {cl}; pktflow's ICMPRewriter reads IPRewriter and TCPRewriter mappings only"
+                        "{c}: '{name}' is an {cl}; pktflow's ICMPRewriter reads IPRewriter, TCPRewriter and ICMPPingRewriter mappings"
                     ))
                 }
                 Some(cl) => {
@@ -83,11 +100,12 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
             }
         }
     }
-    if maps.is_empty() {
+    if maps.is_empty() && ping_maps.is_empty() {
         return Err(format!("{c}: no IP rewriters supplied"));
     }
     Ok(Box::new(IcmpRewriter {
         maps,
+        ping_maps,
         dst_anno,
         noutputs: 2,
         rewritten: 0,
@@ -120,6 +138,90 @@ impl IcmpRewriter {
         }
         cx.element = own;
         found
+    }
+
+    /// Point the outer destination at the original sender when the error went to the quoted
+    /// source, and emit.
+    fn finish(&mut self, mut p: Packet, quoted_src: [u8; 4], new_src: [u8; 4], cx: &mut Cx) {
+        let h = p.ip_header_mut().expect("checked");
+        if net::ip_dst(h) == quoted_src {
+            cx.instr(6);
+            let s = incremental_update32(
+                net::be16(h, 10),
+                u32::from_be_bytes(quoted_src),
+                u32::from_be_bytes(new_src),
+            );
+            net::set_ip_dst(h, new_src);
+            net::set_be16(h, 10, s);
+            cx.write_pkt(6);
+            if self.dst_anno {
+                p.anno.dst_ip = new_src;
+                cx.write_meta(4);
+            }
+        }
+        self.rewritten += 1;
+        cx.emit(0, p);
+    }
+
+    /// An error quoting an echo request or reply: ICMPPingRewriter mappings.
+    fn ping_error(&mut self, mut p: Packet, hl: usize, q: usize, qhl: usize, cx: &mut Cx) {
+        let h = p.ip_header().expect("checked");
+        let e = q + qhl;
+        if h[e] != 0 && h[e] != 8 {
+            return self.unmapped(p, cx);
+        }
+        cx.read_pkt(10);
+        let (qs, qd, id) = (
+            net::ip_src(&h[q..]),
+            net::ip_dst(&h[q..]),
+            net::be16(h, e + 4),
+        );
+        let own = cx.element;
+        let mut found = None;
+        for (m, el) in &self.ping_maps {
+            let g = lock(m);
+            cx.element = *el;
+            let k = (qd, qs, id);
+            cx.dynamic_state(
+                Read,
+                0,
+                crate::elements::click::icmp_ping_rewriter::key_hash(&k),
+                8,
+            );
+            if let Some(m) = g.map.get(&k).filter(|m| m.expires >= cx.now_ns) {
+                found = Some(m.to);
+                break;
+            }
+        }
+        cx.element = own;
+        let Some(to) = found else {
+            return self.unmapped(p, cx);
+        };
+        // The quote becomes the reverse of what the mapping rewrites its key to.
+        let (ns, nd, nid) = (to.1, to.0, to.2);
+        cx.instr(30);
+        let h = p.ip_header_mut().expect("checked");
+        let mut icmp_sum = net::be16(h, hl + 2);
+        let mut ip_sum = net::be16(h, q + 10);
+        for (off, nw) in [(q + 12, ns), (q + 16, nd)] {
+            let (old, nw) = (net::be32(h, off), u32::from_be_bytes(nw));
+            ip_sum = incremental_update32(ip_sum, old, nw);
+            icmp_sum = incremental_update32(icmp_sum, old, nw);
+            net::set_be32(h, off, nw);
+        }
+        let old_id = net::be16(h, e + 4);
+        let old_qsum = net::be16(h, e + 2);
+        let qsum = incremental_update(old_qsum, old_id, nid);
+        net::set_be16(h, e + 4, nid);
+        net::set_be16(h, e + 2, qsum);
+        icmp_sum = incremental_update(icmp_sum, old_id, nid);
+        icmp_sum = incremental_update(icmp_sum, old_qsum, qsum);
+        icmp_sum = incremental_update(icmp_sum, net::be16(h, q + 10), ip_sum);
+        net::set_be16(h, q + 10, ip_sum);
+        net::set_be16(h, hl + 2, icmp_sum);
+        cx.write_pkt(16);
+        cx.write_pkt(2);
+        self.finish(p, qs, ns, cx);
     }
 
     fn unmapped(&mut self, p: Packet, cx: &mut Cx) {
@@ -160,6 +262,9 @@ impl Element for IcmpRewriter {
             return cx.drop_packet(p, "bad ICMP error");
         }
         let qproto = h[q + 9];
+        if qproto == net::IP_PROTO_ICMP {
+            return self.ping_error(p, hl, q, qhl, cx);
+        }
         if qproto != net::IP_PROTO_TCP && qproto != net::IP_PROTO_UDP {
             return self.unmapped(p, cx);
         }
@@ -211,20 +316,7 @@ impl Element for IcmpRewriter {
         net::set_be16(h, hl + 2, icmp_sum);
         cx.write_pkt(16);
         cx.write_pkt(2);
-        if net::ip_dst(h) == quoted.saddr.to_be_bytes() {
-            cx.instr(6);
-            let old = net::be32(h, 16);
-            let s = incremental_update32(net::be16(h, 10), old, new.saddr);
-            net::set_be32(h, 16, new.saddr);
-            net::set_be16(h, 10, s);
-            cx.write_pkt(6);
-            if self.dst_anno {
-                p.anno.dst_ip = new.saddr.to_be_bytes();
-                cx.write_meta(4);
-            }
-        }
-        self.rewritten += 1;
-        cx.emit(0, p);
+        self.finish(p, quoted.saddr.to_be_bytes(), new.saddr.to_be_bytes(), cx);
     }
 
     fn stats(&self) -> serde_json::Value {
@@ -342,5 +434,73 @@ mod tests {
         );
         assert!((crate::registry::find("ICMPRewriter").unwrap().make)("p", &env("ir")).is_err());
         assert!((crate::registry::find("ICMPRewriter").unwrap().make)("", &env("ir")).is_err());
+    }
+
+    /// An echo message (RFC 792) with no data: type, code 0, checksum, identifier, sequence.
+    fn echo(id: u16, seq: u16) -> Vec<u8> {
+        let mut e = vec![8, 0, 0, 0, 0, 0, 0, 0];
+        net::set_be16(&mut e, 4, id);
+        net::set_be16(&mut e, 6, seq);
+        let c = ip_checksum(&e);
+        net::set_be16(&mut e, 2, c);
+        e
+    }
+
+    /// 10.0.0.2 pings 8.8.8.8 with identifier 55 through an ICMPPingRewriter that maps it to
+    /// 1.0.0.1 / identifier 1000; a router (9.9.9.9) answers "time exceeded" quoting the
+    /// rewritten echo request; ICMPRewriter restores the quote and sends it to 10.0.0.2.
+    #[test]
+    fn icmp_error_quoting_a_rewritten_ping_is_rewritten_back() {
+        let shared = Arc::new(crate::conf::Shared::default());
+        let env = |name: &str| InitEnv {
+            index: if name == "prw" { 0 } else { 1 },
+            name: name.into(),
+            peers: Arc::new(vec![(
+                "prw".into(),
+                "ICMPPingRewriter".into(),
+                String::new(),
+            )]),
+            shared: shared.clone(),
+            ..Default::default()
+        };
+        let mut prw = (crate::registry::find("ICMPPingRewriter").unwrap().make)(
+            "pattern 1.0.0.1 1000-1999# - - 0 1, drop",
+            &env("prw"),
+        )
+        .unwrap();
+        let mut ir =
+            (crate::registry::find("ICMPRewriter").unwrap().make)("prw", &env("ir")).unwrap();
+        ir.set_port_counts(1, 1);
+        let (inside, nat, server, router) =
+            ([10, 0, 0, 2], [1, 0, 0, 1], [8, 8, 8, 8], [9, 9, 9, 9]);
+        let mut p = Packet::from_bytes(&ip(inside, server, 1, &echo(55, 7)));
+        p.set_ip_header(0, 20);
+        let (out, _) = push(prw.as_mut(), 0, p);
+        assert_eq!(out[0].1.data(), &ip(nat, server, 1, &echo(1000, 7))[..]);
+
+        let mut b = vec![11, 0, 0, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&ip(nat, server, 1, &echo(1000, 7)));
+        let c = ip_checksum(&b);
+        net::set_be16(&mut b, 2, c);
+        let mut p = Packet::from_bytes(&ip(router, nat, 1, &b));
+        p.set_ip_header(0, 20);
+        let (out, _) = push(ir.as_mut(), 0, p);
+        let mut want = vec![11, 0, 0, 0, 0, 0, 0, 0];
+        want.extend_from_slice(&ip(inside, server, 1, &echo(55, 7)));
+        let c = ip_checksum(&want);
+        net::set_be16(&mut want, 2, c);
+        assert_eq!(out[0].0, 0);
+        assert_eq!(out[0].1.data(), &ip(router, inside, 1, &want)[..]);
+        // An error quoting an unknown ping is dropped (one output only).
+        let mut b = vec![11, 0, 0, 0, 0, 0, 0, 0];
+        b.extend_from_slice(&ip(nat, server, 1, &echo(1001, 7)));
+        let mut p = Packet::from_bytes(&ip(router, nat, 1, &b));
+        p.set_ip_header(0, 20);
+        let (out, t) = push(ir.as_mut(), 0, p);
+        assert!(out.is_empty());
+        assert_eq!(
+            crate::elements::ip::testutil::drop_reasons(&t),
+            vec!["unmapped ICMP"]
+        );
     }
 }

@@ -8,7 +8,7 @@ mod avg_counter;
 mod devices;
 mod ftp_port_mapper;
 mod icmp_ping;
-mod icmp_ping_rewriter;
+pub mod icmp_ping_rewriter;
 mod icmp_rewriter;
 pub mod info;
 mod ip_print;
