@@ -23,7 +23,7 @@ CONF = ROOT / "tests" / "data" / "click-conf"
 # Configurations whose packets enter at device elements (FromDevice, PollDevice): profiled on a
 # small synthetic trace. The others generate their own packets (InfiniteSource, TimedSource,
 # FastUDPSource) and are profiled as written, up to pktflow's limit of 1,000,000 packets.
-DEVICE_FED = ["print-pings.click", "test-device.click", "udpcount.click"]
+DEVICE_FED = ["mazu-nat.click", "print-pings.click", "test-device.click", "udpcount.click"]
 SELF_FED = ["fake-iprouter.click", "fastudpsrc.click", "test.click", "test2.click", "test3.click", "udpgen.click"]
 
 

@@ -479,12 +479,26 @@ pub struct Shared {
     /// The IP id of the next ICMP error: Click's ICMPError numbers its packets from one
     /// counter for all ICMPError elements, starting at 1.
     pub icmp_error_id: std::sync::atomic::AtomicU32,
+    /// The rewriters' mapping tables, by element name (FTPPortMapper, ICMPRewriter and
+    /// TCPRewriter's sequence-number shifts use them).
+    pub rewriters:
+        crate::elements::nat::shared::Registry<crate::elements::nat::shared::RewriterState>,
+    /// ICMPPingRewriters' mapping tables, by element name (ICMPRewriter uses them).
+    pub ping_rewriters: crate::elements::nat::shared::Registry<
+        crate::elements::click::icmp_ping_rewriter::PingState,
+    >,
+    /// ARPTable elements' tables, by element name (ARPQuerier's TABLE keyword names one).
+    pub arp_tables:
+        crate::elements::nat::shared::Registry<crate::elements::ip::arp_table::ArpTableState>,
 }
 
 impl Default for Shared {
     fn default() -> Self {
         Shared {
             icmp_error_id: std::sync::atomic::AtomicU32::new(1),
+            rewriters: Default::default(),
+            arp_tables: Default::default(),
+            ping_rewriters: Default::default(),
         }
     }
 }

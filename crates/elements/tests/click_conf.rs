@@ -12,6 +12,7 @@ fn dir() -> PathBuf {
 /// The Click files of `tests/data/click-conf/` that pktflow runs as written.
 pub const PASSING: &[&str] = &[
     "fake-iprouter.click",
+    "mazu-nat.click",
     "fastudpsrc.click",
     "print-pings.click",
     "test-device.click",
@@ -169,4 +170,104 @@ fn thread_hints_are_kept() {
         r.thread_hints(),
         vec![("src".to_string(), 0), ("d".to_string(), 1)]
     );
+}
+
+/// An Ethernet/IPv4/TCP frame (checksums computed over the finished headers).
+fn tcp_frame(
+    src: ([u8; 4], u16),
+    dst: ([u8; 4], u16),
+    seq: u32,
+    flags: u8,
+    payload: &[u8],
+) -> Vec<u8> {
+    use pktflow_traffic::checksum::{ip_checksum, l4_checksum};
+    let mut ip = vec![0u8; 40];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&((40 + payload.len()) as u16).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 6;
+    ip[12..16].copy_from_slice(&src.0);
+    ip[16..20].copy_from_slice(&dst.0);
+    let s = ip_checksum(&ip[..20]);
+    ip[10..12].copy_from_slice(&s.to_be_bytes());
+    ip[20..22].copy_from_slice(&src.1.to_be_bytes());
+    ip[22..24].copy_from_slice(&dst.1.to_be_bytes());
+    ip[24..28].copy_from_slice(&seq.to_be_bytes());
+    ip[32] = 0x50;
+    ip[33] = flags;
+    ip.extend_from_slice(payload);
+    let c = l4_checksum(src.0, dst.0, 6, &ip[20..]);
+    ip[36..38].copy_from_slice(&c.to_be_bytes());
+    let mut f = vec![
+        0x00, 0x50, 0xba, 0x85, 0x84, 0xa9, 0x02, 0, 0, 0, 0, 5, 0x08, 0x00,
+    ];
+    f.extend_from_slice(&ip);
+    f
+}
+
+/// mazu-nat.click with an inside host's active FTP session: the SYN to port 21 creates the
+/// control mapping in tcp_rw, the PORT command is rewritten to the gateway's outside address
+/// and a port of to_world_pat, and the data mapping appears in rw.
+#[test]
+fn mazu_nat_rewrites_an_ftp_port_command() {
+    use pktflow_traffic::checksum::{ip_checksum, l4_checksum_ok};
+    let mut r = load("mazu-nat.click");
+    r.set_tap(true);
+    let intern = (0..r.n_sources())
+        .find(|&i| {
+            r.inject(
+                i,
+                Packet::from_bytes(&tcp_frame(
+                    ([10, 0, 0, 5], 4000),
+                    ([1, 2, 3, 4], 21),
+                    100,
+                    0x02,
+                    b"",
+                )),
+            )
+            .is_ok()
+                && r.read_handler("tcp_rw.table_size").as_deref() == Ok("1")
+        })
+        .expect("the inside device");
+    let cmd = b"PORT 10,0,0,5,4,1\r\n";
+    r.inject(
+        intern,
+        Packet::from_bytes(&tcp_frame(
+            ([10, 0, 0, 5], 4000),
+            ([1, 2, 3, 4], 21),
+            101,
+            0x18,
+            cmd,
+        )),
+    )
+    .unwrap();
+    assert_eq!(r.read_handler("rw.table_size").unwrap(), "1");
+    let out: Vec<Vec<u8>> = r.take_departed().map(|(_, p)| p.data().to_vec()).collect();
+    let port = out
+        .iter()
+        .find(|f| f.len() > 54 && &f[54..59] == b"PORT " && f[26..30] == [209, 6, 198, 213])
+        .expect("the rewritten PORT packet left the gateway (the inside copies keep 10.0.0.5)");
+    let ip = &port[14..];
+    assert_eq!(ip_checksum(&ip[..20]), 0);
+    assert_eq!(u16::from_be_bytes([ip[2], ip[3]]) as usize, ip.len());
+    assert_eq!(&ip[12..16], &[209, 6, 198, 213]);
+    assert!(l4_checksum_ok(
+        [209, 6, 198, 213],
+        [1, 2, 3, 4],
+        6,
+        &ip[20..]
+    ));
+    let text = std::str::from_utf8(&ip[45..]).unwrap();
+    let nums: Vec<u32> = text
+        .trim_end()
+        .split(',')
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(&nums[..4], &[209, 6, 198, 213]);
+    assert!(
+        (50000..=65535).contains(&(nums[4] * 256 + nums[5])),
+        "{text}"
+    );
+    r.finish().unwrap();
+    assert_eq!(r.conservation_errors, 0);
 }

@@ -63,6 +63,9 @@ const NEW_CLASSES: &[&str] = &[
     "BandwidthShaper",
     "ICMPPingRewriter",
     "Meter",
+    "FTPPortMapper",
+    "ICMPRewriter",
+    "ARPTable",
 ];
 
 /// Near-valid configuration text: words, numbers, addresses, keywords, punctuation, comments.

@@ -41,13 +41,20 @@ pub const CLASS: ClassInfo = ClassInfo {
 };
 
 /// (source, destination, identifier) of an echo packet.
-type Key = ([u8; 4], [u8; 4], u16);
+pub(crate) type Key = ([u8; 4], [u8; 4], u16);
 
-#[derive(Clone, Copy)]
-struct Map {
-    to: Key,
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Map {
+    pub(crate) to: Key,
     out: usize,
-    expires: u64,
+    pub(crate) expires: u64,
+}
+
+/// The mapping table, kept in the router's registry by element name so ICMPRewriter can
+/// read it (the rewriter holds it while it processes a packet).
+#[derive(Debug, Default)]
+pub struct PingState {
+    pub(crate) map: HashMap<Key, Map>,
 }
 
 struct PingRewriter {
@@ -60,6 +67,7 @@ struct PingRewriter {
     cursors: Vec<u16>,
     rng: u64,
     mapped: u64,
+    shared: std::sync::Arc<std::sync::Mutex<PingState>>,
 }
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -108,10 +116,11 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         map: HashMap::new(),
         rng: splitmix(env.seed ^ 0x1c3f),
         mapped: 0,
+        shared: env.shared.ping_rewriters.get(&env.name),
     }))
 }
 
-fn key_hash(k: &Key) -> u64 {
+pub(crate) fn key_hash(k: &Key) -> u64 {
     (u32::from_be_bytes(k.0) as u64) << 32 ^ (u32::from_be_bytes(k.1) as u64) << 8 ^ k.2 as u64
 }
 
@@ -211,7 +220,24 @@ impl Element for PingRewriter {
     fn ports(&self) -> Ports {
         Ports::push(self.specs.len(), self.nout)
     }
-    fn push(&mut self, port: usize, mut p: Packet, cx: &mut Cx) {
+    fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
+        let shared = self.shared.clone();
+        let mut g = crate::elements::nat::shared::lock(&shared);
+        std::mem::swap(&mut self.map, &mut g.map);
+        self.push_packet(port, p, cx);
+        std::mem::swap(&mut self.map, &mut g.map);
+    }
+    fn stats(&self) -> serde_json::Value {
+        let g = crate::elements::nat::shared::lock(&self.shared);
+        serde_json::json!({"mappings": self.mapped, "table_size": g.map.len() / 2})
+    }
+    fn code_size(&self) -> u32 {
+        260
+    }
+}
+
+impl PingRewriter {
+    fn push_packet(&mut self, port: usize, mut p: Packet, cx: &mut Cx) {
         cx.instr(10);
         cx.read_meta(4);
         let now = cx.now_ns;
@@ -282,12 +308,6 @@ impl Element for PingRewriter {
             Self::rewrite(&mut p, hl, to, cx);
         }
         cx.emit(f as usize, p);
-    }
-    fn stats(&self) -> serde_json::Value {
-        serde_json::json!({"mappings": self.mapped, "table_size": self.map.len() / 2})
-    }
-    fn code_size(&self) -> u32 {
-        260
     }
 }
 

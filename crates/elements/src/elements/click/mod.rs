@@ -6,8 +6,10 @@
 pub mod address_info;
 mod avg_counter;
 mod devices;
+mod ftp_port_mapper;
 mod icmp_ping;
-mod icmp_ping_rewriter;
+pub mod icmp_ping_rewriter;
+mod icmp_rewriter;
 pub mod info;
 mod ip_print;
 mod ipmod;
@@ -63,6 +65,8 @@ pub static CLASSES: &[ClassInfo] = &[
     meter::CLASS,
     link_unqueue::CLASS,
     tcp_rewriter::CLASS,
+    ftp_port_mapper::CLASS,
+    icmp_rewriter::CLASS,
     icmp_ping_rewriter::CLASS,
     icmp_ping::CLASS,
     icmp_ping::ALIAS,

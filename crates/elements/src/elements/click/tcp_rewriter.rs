@@ -2,13 +2,17 @@
 //! TCPRewriter: the same input specifications, patterns, timeouts and mapping table as
 //! IPRewriter (see its documentation), but packets that are not TCP, are not first fragments
 //! or are too short for the ports leave on their input spec's output when that spec is
-//! `pass`/`nochange`, and are dropped otherwise (reason `not TCP`), as in Click. Click's
-//! TCPRewriter also shifts sequence numbers for FTPPortMapper's payload rewrites; pktflow has
-//! no FTPPortMapper, so there is nothing to shift and TCP packets are rewritten exactly as
-//! IPRewriter rewrites them.
+//! `pass`/`nochange`, and are dropped otherwise (reason `not TCP`), as in Click. Like
+//! Click's, it shifts the sequence numbers of flows whose payload an FTPPortMapper lengthened
+//! or shortened: before the mapping's rewrite, a forward packet's sequence number gets the
+//! flow's shift added and a reply packet's acknowledgment number (when ACK is set) gets it
+//! taken off, by the rule of [`crate::elements::nat::flow::SeqShift`], with the TCP checksum
+//! updated incrementally. Flows no FTPPortMapper touched are rewritten exactly as IPRewriter
+//! rewrites them.
 //! Ports: as IPRewriter (one push input per input spec, push outputs).
 //! Costs: IPRewriter's, plus 3 instructions and a 2 B packet-data read (protocol and
-//! fragment test) per packet.
+//! fragment test) per packet; a shifted packet adds 8 instructions, a 4 B packet-data read
+//! and write (the number) and a 2 B packet-data write (the checksum).
 use crate::conf::{split_args, split_words, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports};
@@ -26,6 +30,7 @@ struct TcpRewriter {
     inner: Box<dyn Element>,
     /// Per input: the output of a `pass`/`nochange` spec.
     pass: Vec<Option<usize>>,
+    shared: crate::elements::nat::shared::SharedRewriter,
 }
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -49,7 +54,64 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
             }
         })
         .collect();
-    Ok(Box::new(TcpRewriter { inner, pass }))
+    let shared = env.shared.rewriters.get(&env.name);
+    crate::elements::nat::shared::lock(&shared).class = "TCPRewriter".into();
+    Ok(Box::new(TcpRewriter {
+        inner,
+        pass,
+        shared,
+    }))
+}
+
+impl TcpRewriter {
+    /// Apply the packet's flow's sequence-number shift, if FTPPortMapper set one.
+    fn shift(&self, p: &mut Packet, cx: &mut Cx) {
+        use crate::elements::nat::shared::{lock, seq_gt};
+        let Some(h) = p.ip_header_mut() else { return };
+        let hl = net::ip_hl(h);
+        if h.len() < hl + 18 {
+            return;
+        }
+        let key = crate::elements::nat::hdr::flow_key(h, hl, true);
+        let g = lock(&self.shared);
+        let Some(e) = g.table.find(&key) else { return };
+        let f = &g.table.flows[(e >> 1) as usize];
+        let s = f.seq;
+        if !s.set || f.expiry_ns <= cx.now_ns {
+            return;
+        }
+        let (off, new) = if e & 1 == 0 {
+            let seq = net::be32(h, hl + 4);
+            let d = if seq_gt(seq, s.trigger) {
+                s.delta
+            } else {
+                s.old_delta
+            };
+            (hl + 4, seq.wrapping_add(d))
+        } else {
+            if h[hl + 13] & 0x10 == 0 {
+                return;
+            }
+            let ack = net::be32(h, hl + 8);
+            let d = if seq_gt(ack, s.trigger.wrapping_add(s.old_delta)) {
+                s.delta
+            } else {
+                s.old_delta
+            };
+            (hl + 8, ack.wrapping_sub(d))
+        };
+        cx.instr(8);
+        cx.read_pkt(4);
+        let old = net::be32(h, off);
+        if old == new {
+            return;
+        }
+        let sum = pktflow_traffic::checksum::incremental_update32(net::be16(h, hl + 16), old, new);
+        net::set_be32(h, off, new);
+        net::set_be16(h, hl + 16, sum);
+        cx.write_pkt(4);
+        cx.write_pkt(2);
+    }
 }
 
 impl Element for TcpRewriter {
@@ -67,6 +129,8 @@ impl Element for TcpRewriter {
                 && h.len() >= hl + 8
         });
         if ok {
+            let mut p = p;
+            self.shift(&mut p, cx);
             return self.inner.push(port, p, cx);
         }
         match self.pass.get(port).copied().flatten() {

@@ -23,10 +23,12 @@
 //! itself is consumed (dropped with reason `arp reply consumed`; other packets:
 //! `not an ARP reply`).
 //!
-//! Static entries (pktflow keyword, Click has none; Click's TABLE names a shared ARPTable
-//! element, which pktflow does not have): `TABLE ip eth, ip eth, ...` (the pairs after TABLE
-//! may also be separated by spaces). Static entries never expire and replies do not change
-//! them.
+//! `TABLE NAME` names an ARPTable element, as in Click: lookups and replies then use that
+//! shared table (with its TIMEOUT) instead of the querier's own, so several queriers share
+//! what each learns; the held packets, query timers and CAPACITY stay the querier's.
+//! Static entries (pktflow's extension of the keyword): `TABLE ip eth, ip eth, ...` (the
+//! pairs after TABLE may also be separated by spaces). Static entries never expire and
+//! replies do not change them.
 //!
 //! Ports: 2 push inputs, 1-2 push outputs. Queries leave on the last connected output, as in
 //! Click (the pktflow keyword `QUERY_OUTPUT 0|1` overrides that).
@@ -59,14 +61,27 @@ pub const CLASS: ClassInfo = ClassInfo {
 const REQUERY_NS: u64 = 100_000_000;
 
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    eth: [u8; 6],
+pub(crate) struct Entry {
+    pub(crate) eth: [u8; 6],
     /// Expiry time (ns); u64::MAX for static entries.
-    expires: u64,
+    pub(crate) expires: u64,
     is_static: bool,
     /// Time of the last reply (ns), and whether a poll query was sent since.
-    learned: u64,
+    pub(crate) learned: u64,
     polled: bool,
+}
+
+impl Entry {
+    /// An entry set by a reply (or ARPTable's `insert`) at `now`.
+    pub(crate) fn learned(eth: [u8; 6], now: u64, expires: u64) -> Entry {
+        Entry {
+            eth,
+            expires,
+            is_static: false,
+            learned: now,
+            polled: false,
+        }
+    }
 }
 
 pub struct ARPQuerier {
@@ -86,13 +101,15 @@ pub struct ARPQuerier {
     queries: u64,
     hits: u64,
     drops: u64,
+    /// The ARPTable named by TABLE, whose entries replace `table` while a packet is processed.
+    shared: Option<std::sync::Arc<std::sync::Mutex<crate::elements::ip::arp_table::ArpTableState>>>,
 }
 
 fn parse_pairs(c: &str, s: &str, out: &mut Vec<([u8; 4], [u8; 6])>) -> Result<(), String> {
     let w = split_words(s);
     if !w.len().is_multiple_of(2) || w.is_empty() {
         return Err(format!(
-            "{c}: TABLE: expected 'IP ETH' pairs, found '{s}' (pktflow has no ARPTable element; TABLE takes static entries)"
+            "{c}: TABLE: expected the name of an ARPTable element or 'IP ETH' pairs, found '{s}'"
         ));
     }
     for pair in w.chunks(2) {
@@ -103,7 +120,7 @@ fn parse_pairs(c: &str, s: &str, out: &mut Vec<([u8; 4], [u8; 6])>) -> Result<()
     Ok(())
 }
 
-fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
+fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "ARPQuerier";
     let mut a = Args::parse(
         c,
@@ -142,7 +159,16 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let ip = ip.map_err(|e| format!("{c}: IP: {e}"))?;
     let eth = eth.map_err(|e| format!("{c}: ETH: {e}"))?;
     let mut statics = Vec::new();
-    if let Some(t) = a.keyword("TABLE") {
+    let mut shared = None;
+    let table_kw = a.keyword("TABLE");
+    let named_table = table_kw.as_deref().map(str::trim).filter(|t| {
+        env.peers
+            .iter()
+            .any(|(n, cl, _)| n == t && cl == "ARPTable")
+    });
+    if let Some(t) = named_table {
+        shared = Some(env.shared.arp_tables.get(t));
+    } else if let Some(t) = table_kw {
         parse_pairs(c, &t, &mut statics)?;
         // Pairs after a comma arrive as positional arguments.
         while let Some(more) = a.optional() {
@@ -215,6 +241,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         queries: 0,
         hits: 0,
         drops: 0,
+        shared,
     }))
 }
 
@@ -380,10 +407,23 @@ impl Element for ARPQuerier {
         self.nout = outputs.clamp(1, 2);
     }
     fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
+        // With a shared ARPTable, hold its entries for the packet.
+        let shared = self.shared.clone();
+        let mut g = shared
+            .as_ref()
+            .map(|s| crate::elements::nat::shared::lock(s));
+        if let Some(g) = g.as_mut() {
+            std::mem::swap(&mut self.table, &mut g.entries);
+            self.timeout_ns = g.timeout_ns;
+            g.now_ns = g.now_ns.max(cx.now_ns);
+        }
         if port == 0 {
             self.handle_ip(p, cx)
         } else {
             self.handle_arp(p, cx)
+        }
+        if let Some(g) = g.as_mut() {
+            std::mem::swap(&mut self.table, &mut g.entries);
         }
     }
     fn held(&self) -> usize {
@@ -391,7 +431,10 @@ impl Element for ARPQuerier {
     }
     fn stats(&self) -> serde_json::Value {
         serde_json::json!({"queries": self.queries, "hits": self.hits, "drops": self.drops,
-            "held": self.held, "entries": self.table.len()})
+        "held": self.held, "entries": match &self.shared {
+            Some(s) => crate::elements::nat::shared::lock(s).entries.len(),
+            None => self.table.len(),
+        }})
     }
     fn code_size(&self) -> u32 {
         320

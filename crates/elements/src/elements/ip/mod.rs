@@ -3,8 +3,9 @@
 //! (with a 16-8-8 multibit trie that handles full BGP tables), options, TTL, fragmentation,
 //! ICMP errors, encapsulation. Every element's doc header states its Click semantics, ports
 //! and cost rule.
-mod arp_querier;
+pub(crate) mod arp_querier;
 mod arp_responder;
+pub mod arp_table;
 pub mod check_ip_header;
 pub mod classifier;
 pub mod dec_ip_ttl;
@@ -37,6 +38,7 @@ pub static CLASSES: &[ClassInfo] = &[
     classifier::CLASS,
     arp_responder::CLASS,
     arp_querier::CLASS,
+    arp_table::CLASS,
     paint::CLASS,
     paint_tee::CLASS,
     strip::CLASS,

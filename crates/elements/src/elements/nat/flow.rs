@@ -79,6 +79,22 @@ pub struct Flow {
     /// Pattern that allocated it (for statistics), `u16::MAX` for none.
     pub pattern: u16,
     pub live: bool,
+    /// TCP sequence-number shift of the forward direction (FTPPortMapper's payload edits).
+    pub seq: SeqShift,
+}
+
+/// How TCPRewriter shifts a flow's sequence numbers after FTPPortMapper changed the length of
+/// a forward packet's payload: forward packets whose sequence number is after `trigger` (the
+/// sequence number of the last changed packet) get `delta` added, earlier ones (and the
+/// changed packet itself, whose start does not move) `old_delta`; reply packets'
+/// acknowledgment numbers get the shift taken off again (`delta` when the ack is after
+/// `trigger + old_delta`, else `old_delta`). All arithmetic is modulo 2^32.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SeqShift {
+    pub set: bool,
+    pub trigger: u32,
+    pub delta: u32,
+    pub old_delta: u32,
 }
 
 pub struct FlowTable {

@@ -219,6 +219,7 @@ impl Element for IPAddrRewriter {
                     return;
                 }
                 let flow = Flow {
+                    seq: Default::default(),
                     fwd: fwd_key(src),
                     rew: fwd_key(new),
                     fout,

@@ -14,8 +14,8 @@
 //!
 //! Ports: one push input per INPUTSPEC; outputs 0..=the largest output an INPUTSPEC names.
 //! Input packets need the IP header annotation. Only TCP and UDP first fragments are
-//! translated; other protocols (ICMP included: Click handles it with ICMPRewriter /
-//! ICMPPingRewriter, which pktflow does not implement; use IPAddrRewriter for ICMP) and later
+//! translated; other protocols (ICMP included: ICMPPingRewriter translates pings and
+//! ICMPRewriter the ICMP errors about this rewriter's flows) and later
 //! fragments are dropped (`not TCP/UDP`, `fragment`) unless they arrive on a `pass` input.
 //! Checksums (IP and TCP/UDP) are updated incrementally (RFC 1624); a zero UDP checksum stays
 //! zero. With DST_ANNO (default true) the destination address annotation is set to the new
@@ -193,6 +193,9 @@ pub struct IPRewriter {
     created: u64,
     expired: u64,
     mapping_failures: u64,
+    /// The table's slot in the router's registry (other elements read and extend it between
+    /// packets; see [`super::shared`]).
+    shared: super::shared::SharedRewriter,
 }
 
 const KEYWORDS: &[&str] = &[
@@ -227,7 +230,16 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     seconds_kw(&mut a, "UDP_GUARANTEE", 5).map_err(err)?;
     let c = parse_common(&mut a, env, false).map_err(err)?;
     let initial = c.capacity.min(4096);
+    let shared = env.shared.rewriters.get(&env.name);
+    {
+        let mut g = super::shared::lock(&shared);
+        g.element = env.index;
+        g.class = "IPRewriter".into();
+        g.new_flow_timeout_ns = tcp_nodata_ns;
+        g.noutputs = c.nout;
+    }
     Ok(Box::new(IPRewriter {
+        shared,
         cursors: vec![0; c.patterns.len()],
         rng: crate::elements::click::switches::splitmix(env.seed ^ 0x1f_7e_a1),
         specs: c.specs,
@@ -359,7 +371,35 @@ impl Element for IPRewriter {
         Ports::push(self.specs.len(), self.nout)
     }
 
-    fn push(&mut self, port: usize, mut p: Packet, cx: &mut Cx) {
+    fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
+        // Hold the shared table for the packet (see `super::shared`).
+        let shared = self.shared.clone();
+        let mut g = super::shared::lock(&shared);
+        std::mem::swap(&mut self.table, &mut g.table);
+        self.push_packet(port, p, cx);
+        std::mem::swap(&mut self.table, &mut g.table);
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let g = super::shared::lock(&self.shared);
+        let table = &g.table;
+        serde_json::json!({
+            "table_size": table.len(),
+            "created": self.created,
+            "expired": self.expired,
+            "mapping_failures": self.mapping_failures,
+            "buckets": table.n_buckets(),
+            "rehashes": table.rehashes,
+        })
+    }
+
+    fn code_size(&self) -> u32 {
+        420
+    }
+}
+
+impl IPRewriter {
+    fn push_packet(&mut self, port: usize, mut p: Packet, cx: &mut Cx) {
         cx.instr(6);
         cx.read_meta(4);
         let now = cx.now_ns;
@@ -451,6 +491,7 @@ impl Element for IPRewriter {
                     return;
                 }
                 let flow = Flow {
+                    seq: Default::default(),
                     fwd: key,
                     rew,
                     fout,
@@ -496,20 +537,5 @@ impl Element for IPRewriter {
             cx.write_meta(4);
         }
         cx.emit(out as usize, p);
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        serde_json::json!({
-            "table_size": self.table.len(),
-            "created": self.created,
-            "expired": self.expired,
-            "mapping_failures": self.mapping_failures,
-            "buckets": self.table.n_buckets(),
-            "rehashes": self.table.rehashes,
-        })
-    }
-
-    fn code_size(&self) -> u32 {
-        420
     }
 }

@@ -12,6 +12,7 @@ pub mod ipfilter;
 mod l4_checksum;
 pub mod pattern;
 mod set_ip_checksum;
+pub mod shared;
 
 use crate::registry::ClassInfo;
 
