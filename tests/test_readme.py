@@ -63,9 +63,12 @@ def test_readme_main_job_runs_as_written(cmd):
     r = _run(cmd)
     _check(cmd, r)
     if "explore" in cmd:
-        header = next(line for line in r.stdout.splitlines() if "PEs" in line and "limited by" in line)
-        for col in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "limited by"):
+        header = next(line for line in r.stdout.splitlines() if "PEs" in line and "binding resource" in line)
+        for col in ("PEs", "replication", "packets/s", "Gb/s", "speedup", "PE busy", "replicated", "binding resource",
+                    "idealized"):
             assert col in header
+        # Every point names what binds it; never a shrug.
+        assert "none of" not in r.stdout
         m = re.search(r"--plot (\S+)", cmd)
         if m:
             assert (ROOT / m.group(1)).is_file()
