@@ -79,3 +79,53 @@ fn fixed_needs_two_pes_and_bad_values_name_their_key() {
     .unwrap_err();
     assert!(e.contains("'nope'"), "{e}");
 }
+
+mod fuzz {
+    use pktflow_npsim::api::parse;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("null".to_string()),
+            Just("-1".to_string()),
+            Just("1e99".to_string()),
+            Just("\"NaN\"".to_string()),
+            Just("[]".to_string()),
+            Just("{}".to_string()),
+            Just("\"fixed\"".to_string()),
+            Just("[\"ARPQuerier\", 3]".to_string()),
+            any::<u64>().prop_map(|x| x.to_string()),
+            "[a-z]{0,8}".prop_map(|s| format!("\"{s}\"")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Near-valid `sim.slow_path` sections: parsed or refused with one line naming
+        /// `slow_path`, never a panic.
+        #[test]
+        fn slow_path_sections_never_panic(
+            key in prop_oneof![
+                Just("policy"), Just("elements"), Just("interrupt_cycles"),
+                Just("role_switch_cycles"), Just("message_cycles"), Just("other")
+            ],
+            v in value(),
+        ) {
+            let req = format!(
+                r#"{{"spec": {{"app": "router", "packets": 50}}, "sim": {{"inter_arrival_cycles": 1000, "slow_path": {{"{key}": {v}}}}}}}"#
+            );
+            if let Err(e) = parse(&req) {
+                prop_assert!(e.contains("slow_path") && !e.contains('\n'), "{}", e);
+            }
+        }
+
+        #[test]
+        fn arbitrary_slow_path_bytes_never_panic(b in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let s = String::from_utf8_lossy(&b);
+            let req = format!(
+                r#"{{"spec": {{"app": "router"}}, "sim": {{"slow_path": {s}}}}}"#
+            );
+            let _ = parse(&req);
+        }
+    }
+}
