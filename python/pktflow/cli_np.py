@@ -250,7 +250,7 @@ SlowPolicyOpt = Annotated[
     Optional[SlowPathPolicy],
     typer.Option(
         "--slow-path-policy",
-        help="Where slow-path elements (ARP, ICMP errors, --slow-path) run: single (each PE in place, "
+        help="Where slow-path elements (ARPResponder, ICMPError and --slow-path) run: single (each PE in place, "
         "paying an interrupt per visit), fixed (one dedicated PE, paying a handoff each way) or "
         "floating (any PE with a free context, paying a role switch). Default: no slow-path handling.",
     ),
