@@ -18,7 +18,7 @@ from rich.table import Table
 from pktflow import PktflowError, _ui
 from pktflow import npsim as api
 from pktflow._ui import console, emit_json
-from pktflow.npsim import Arrivals, Destinations, LockRelease, Mapper, Replication, Scheduling
+from pktflow.npsim import Arrivals, Destinations, LockRelease, Mapper, Replication, Scheduling, SlowPathPolicy
 
 APP_HELP = "Built-in application (router, nat, router64, l3switch, mpls, firewall) or a Click configuration file."
 
@@ -245,6 +245,34 @@ TransformOpt = Annotated[
 ]
 
 
+# Slow-path options (docs/protoproc.md section 6).
+SlowPolicyOpt = Annotated[
+    Optional[SlowPathPolicy],
+    typer.Option(
+        "--slow-path-policy",
+        help="Where slow-path elements (ARPResponder, ICMPError and --slow-path) run: single (each PE in place, "
+        "paying an interrupt per visit), fixed (one dedicated PE, paying a handoff each way) or "
+        "floating (any PE with a free context, paying a role switch). Default: no slow-path handling.",
+    ),
+]
+SlowNamesOpt = Annotated[
+    Optional[str],
+    typer.Option("--slow-path", help="More slow-path elements, by name or class, separated by commas."),
+]
+SlowIntrOpt = Annotated[
+    Optional[int],
+    typer.Option("--slow-interrupt-cycles", help="single: cycles per slow-path visit for the interrupt. Default: 600."),
+]
+SlowRoleOpt = Annotated[
+    Optional[int],
+    typer.Option("--slow-role-switch-cycles", help="floating: cycles per slow-path visit for the role switch. Default: 140."),
+]
+SlowMsgOpt = Annotated[
+    Optional[int],
+    typer.Option("--slow-message-cycles", help="fixed: cycles of each handoff to and from the dedicated PE. Default: 120."),
+]
+
+
 def _sim(scheduling, lock_release, wide_accesses, warmup=None, transform=None) -> dict:
     s = api.model_options(_v(scheduling), _v(lock_release), wide_accesses, transform)
     if warmup is not None:
@@ -414,12 +442,22 @@ def register(app: typer.Typer) -> None:
         wide_accesses: WideOpt = None,
         transform: TransformOpt = None,
         destinations: DestOpt = None,
+        slow_path_policy: SlowPolicyOpt = None,
+        slow_path: SlowNamesOpt = None,
+        slow_interrupt_cycles: SlowIntrOpt = None,
+        slow_role_switch_cycles: SlowRoleOpt = None,
+        slow_message_cycles: SlowMsgOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """One timing simulation of APP on a network processor at a fixed packet rate (or as recorded)."""
         if arrivals != Arrivals.recorded and inter_arrival is None:
             raise PktflowError("--inter-arrival CYCLES is required (or use --arrivals recorded)")
         sim = _sim(scheduling, lock_release, wide_accesses, warmup, transform)
+        sim.update(
+            api.slow_path_options(
+                _v(slow_path_policy), slow_path, slow_interrupt_cycles, slow_role_switch_cycles, slow_message_cycles
+            )
+        )
         if arrivals is not None:
             sim["arrivals"] = arrivals.value
         if time_scale is not None:
@@ -478,6 +516,11 @@ def register(app: typer.Typer) -> None:
         wide_accesses: WideOpt = None,
         transform: TransformOpt = None,
         destinations: DestOpt = None,
+        slow_path_policy: SlowPolicyOpt = None,
+        slow_path: SlowNamesOpt = None,
+        slow_interrupt_cycles: SlowIntrOpt = None,
+        slow_role_switch_cycles: SlowRoleOpt = None,
+        slow_message_cycles: SlowMsgOpt = None,
         as_json: JsonOpt = False,
     ) -> None:
         """Maximum sustainable packet rate of APP (bisection over the inter-arrival time)."""
@@ -497,7 +540,12 @@ def register(app: typer.Typer) -> None:
                 seed=seed,
                 mapper=_v(mapper),
                 subset_size=subset_size,
-                sim=_sim(scheduling, lock_release, wide_accesses, warmup, transform),
+                sim={
+                    **_sim(scheduling, lock_release, wide_accesses, warmup, transform),
+                    **api.slow_path_options(
+                        _v(slow_path_policy), slow_path, slow_interrupt_cycles, slow_role_switch_cycles, slow_message_cycles
+                    ),
+                },
                 destinations=_v(destinations),
                 search=_search(tolerance, precision, zero_drop),
                 progress=progress,

@@ -124,6 +124,49 @@ LOCK_RELEASES = tuple(x.value for x in LockRelease)
 DESTINATIONS = tuple(d.value for d in Destinations)
 
 
+class SlowPathPolicy(str, enum.Enum):
+    """Where slow-path elements run (docs/protoproc.md section 6)."""
+
+    single = "single"
+    fixed = "fixed"
+    floating = "floating"
+
+
+def slow_path_options(
+    policy: Optional[Union[str, "SlowPathPolicy"]] = None,
+    elements: Optional[Union[str, Sequence[str]]] = None,
+    interrupt_cycles: Optional[int] = None,
+    role_switch_cycles: Optional[int] = None,
+    message_cycles: Optional[int] = None,
+) -> dict:
+    """The ``sim`` entries of a slow-path policy (only the ones given): ``policy`` single, fixed
+    or floating; ``elements`` extra slow-path elements by name or class (a comma list or a
+    sequence; ARPResponder and ICMPError always are); costs in PE cycles. Empty when
+    nothing is given."""
+    sp: dict = {}
+    pol = _choice(policy, SlowPathPolicy, "slow-path policy")
+    if pol is not None:
+        sp["policy"] = pol
+    if elements is not None:
+        names = elements.split(",") if isinstance(elements, str) else [str(e) for e in elements]
+        names = [n.strip() for n in names if n.strip()]
+        if not names and isinstance(elements, str) and elements.strip():
+            raise PktflowError("--slow-path: expected element names or classes separated by commas")
+        sp["elements"] = names
+    for key, v in (
+        ("interrupt_cycles", interrupt_cycles),
+        ("role_switch_cycles", role_switch_cycles),
+        ("message_cycles", message_cycles),
+    ):
+        if v is not None:
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise PktflowError(f"slow-path {key.replace('_', ' ')} must be a whole number of cycles >= 0, got {v!r}")
+            sp[key] = v
+    if sp and "policy" not in sp:
+        raise PktflowError("--slow-path and the slow-path costs need --slow-path-policy")
+    return {"slow_path": sp} if sp else {}
+
+
 def _choice(value: Any, enum_cls: type, what: str) -> Optional[str]:
     """A choice as its string (an Enum member or its value); None stays None."""
     if value is None:

@@ -412,6 +412,18 @@ impl Prepared {
         progress: &mut dyn FnMut(u64),
     ) -> Result<SimReport, String> {
         let (pes, mapping) = self.machine_for(mapping, &cfg.ideal);
+        // [slowpath hook] the slow-path policy rewrites the mapping and sets per-visit charges
+        let (mapping, sp) =
+            crate::slowpath::apply(&cfg.slow_path, &self.names, &self.classes, pes, &mapping)?;
+        let cfg = &SimConfig {
+            slow_path: sp,
+            ..cfg.clone()
+        };
+        if cfg.slow_path.policy.is_some() && cfg.transform.any() {
+            return Err(
+                "slow_path.policy (--slow-path-policy) cannot be combined with --transform".into(),
+            );
+        }
         if cfg.transform.any() {
             // [xform hook] the transformations of section 2
             return crate::xform::simulate_planned(

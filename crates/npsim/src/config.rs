@@ -338,6 +338,8 @@ pub struct SimConfig {
     pub no_sync_elements: Vec<String>,
     /// [xform hook] the task transformations of section 2 (`--transform`).
     pub transform: crate::xform::Transforms,
+    /// [slowpath hook] where slow-path elements run (`--slow-path-policy`).
+    pub slow_path: crate::slowpath::SlowPath,
 }
 
 /// How packet arrival times are set ([`SimConfig::arrivals`]).
@@ -414,6 +416,7 @@ impl Default for SimConfig {
             time_scale: 1.0,
             no_sync_elements: Vec::new(),
             transform: Default::default(), // [xform hook]
+            slow_path: Default::default(), // [slowpath hook]
         }
     }
 }
@@ -426,6 +429,7 @@ impl SimConfig {
             MAX_INTER_ARRIVAL_CYCLES,
         )?;
         check_positive("time_scale (--time-scale)", self.time_scale, 1e6)?;
+        self.slow_path.validate()?; // [slowpath hook]
         if self.task_queue_capacity == 0 {
             return Err("task_queue_capacity must be at least 1".into());
         }

@@ -21,6 +21,7 @@ pub mod mapper;
 pub mod maxrate;
 pub mod prog;
 pub mod sim;
+pub mod slowpath; // [slowpath hook]
 pub mod stats;
 pub mod xform; // [xform hook]
 

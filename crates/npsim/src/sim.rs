@@ -759,6 +759,13 @@ impl Sim {
                 &mut slot.vstart,
                 &mut slot.vtask,
             );
+            // [slowpath hook] the slow-path policy's per-visit charges
+            crate::slowpath::charge(
+                &self.cfg.slow_path,
+                &mut slot.ops,
+                &mut slot.vstart,
+                &slot.vtask,
+            );
             while self.locks.len() < self.compiler.locks.len() {
                 self.locks.push(Lock {
                     holder: NONE,

@@ -1,0 +1,124 @@
+"""Where the slow path runs: the protocol-processing paper's Single, Fixed and Floating policies
+(Falsafi and Wood; docs/sources.md) for the slow-path elements of the router and the NAT on the
+NP simulator (docs/protoproc.md section 6).
+
+For each application, slow-path marking (which elements are slow path, so what share of the
+packets do slow-path work), PE count and policy: the maximum sustainable rate (the simulator's
+bisection, zero-drop criterion and tolerance at their defaults). The table says which policy
+wins at each point. The slow-path share is measured (slow-path visits per 100 injected packets,
+from one run at a light load) and reported next to the marking.
+
+Run (a few minutes on one core):
+
+    python experiments/slowpath.py [--markdown out/slowpath.md] [--json out/slowpath.json]
+        [--packets 400] [--pes 2,4,8] [--replication global|pe|subset|none]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+from pathlib import Path
+
+from pktflow import _ui, cli
+from pktflow import npsim as api
+
+POLICIES = ("single", "fixed", "floating")
+# (application, label, extra slow-path elements). ARPResponder and ICMPError are always slow
+# path; marking one interface's ARPQuerier (arpq0) or the class makes the forwarded packets of
+# that interface (or all of them) do slow-path work too.
+MARKINGS = {
+    "router": (("ARP replies, ICMP errors", []), ("+ arpq0", ["arpq0"]), ("+ every ARPQuerier", ["ARPQuerier"])),
+    "nat": (("ARP replies, ICMP errors", []), ("+ in_arpq", ["in_arpq"]), ("+ every ARPQuerier", ["ARPQuerier"])),
+}
+DEFAULT_SLOW_CLASSES = ("ARPResponder", "ICMPError")
+
+
+def element_classes(app: str) -> dict:
+    """Element name -> class of a built-in application (``pktflow graph APP --json``)."""
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        try:
+            cli.main(["graph", app, "--json"])
+        except SystemExit as e:
+            if e.code not in (0, None):
+                raise
+    return {e["name"]: e["class"] for e in json.loads(buf.getvalue())["elements"]}
+
+
+def slow_share(app: str, marked: list, packets: int) -> float:
+    """Slow-path visits per 100 injected packets (one run at a light load, no slow-path policy)."""
+    classes = element_classes(app)
+    slow = {n for n, c in classes.items() if c in DEFAULT_SLOW_CLASSES or n in marked or c in marked}
+    r = api.simulate(app, inter_arrival_cycles=20000, pes=4, packets=packets)
+    visits = sum(t["instances"] for t in r["tasks"] if t["element"] in slow)
+    return 100.0 * visits / max(r["injected"], 1)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--markdown", type=Path)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--packets", type=int, default=400)
+    ap.add_argument("--pes", default="2,4,8")
+    ap.add_argument(
+        "--replication",
+        choices=api.REPLICATIONS,
+        help="Task replication of the mapping the policies rewrite (default: the simulator's, global).",
+    )
+    a = ap.parse_args(argv)
+    pes_list = [int(x) for x in a.pes.split(",")]
+    md_path = _ui.output_path(a.markdown, "--markdown") if a.markdown else None
+    js_path = _ui.output_path(a.json, "--json") if a.json else None
+    rows = []
+    total = sum(len(m) for m in MARKINGS.values()) * len(pes_list) * len(POLICIES)
+    with _ui.progress("slowpath", "searches", total) as prog:
+        done = 0
+        for app, marks in MARKINGS.items():
+            for label, marked in marks:
+                share = slow_share(app, marked, a.packets)
+                for pes in pes_list:
+                    rates = {}
+                    for pol in POLICIES:
+                        sim = {"slow_path": {"policy": pol, "elements": marked}}
+                        try:
+                            m = api.maxrate(app, pes=pes, packets=a.packets, sim=sim, replication=a.replication)
+                            rates[pol] = m["packets_per_second"]
+                        except Exception as e:  # fixed on too few PEs: recorded, not fatal
+                            rates[pol] = None
+                            rates[pol + "_error"] = str(e)
+                        done += 1
+                        prog.update(done, total)
+                    ok = {p: r for p, r in rates.items() if p in POLICIES and r is not None}
+                    # Ties: every policy within 1% of the best (the search's own resolution is
+                    # of that order).
+                    top = max(ok.values()) if ok else None
+                    best = " = ".join(p for p in POLICIES if p in ok and ok[p] >= 0.99 * top) if ok else None
+                    rows.append(
+                        {"app": app, "marking": label, "slow_visits_per_100": share, "pes": pes, **rates, "winner": best}
+                    )
+    lines = [
+        f"| app | slow path | slow visits / 100 packets | PEs | single (Mpps) | fixed (Mpps) | floating (Mpps) | wins |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        f = lambda p: "n/a" if r.get(p) is None else f"{r[p] / 1e6:.3f}"  # noqa: E731
+        lines.append(
+            f"| {r['app']} | {r['marking']} | {r['slow_visits_per_100']:.1f} | {r['pes']} | {f('single')} | "
+            f"{f('fixed')} | {f('floating')} | {r['winner']} |"
+        )
+    table = "\n".join(lines)
+    print(table)
+    if md_path:
+        with _ui.atomic_write(md_path) as fh:
+            fh.write(table + "\n")
+    if js_path:
+        with _ui.atomic_write(js_path) as fh:
+            json.dump({"packets": a.packets, "replication": a.replication, "rows": rows}, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
