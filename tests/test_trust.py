@@ -47,7 +47,8 @@ def _imports(folder: Path) -> set[str]:
 
 
 def _third_party(mods: set[str]) -> set[str]:
-    local = {"pktflow", "conftest", "tomli"}
+    # The package itself, the tests' own helper modules (tests/*.py), and tomli (3.10 only).
+    local = {"pktflow", "tomli"} | {f.stem for f in (ROOT / "tests").glob("*.py")}
     return {m for m in mods if m not in sys.stdlib_module_names and m not in local and not m.startswith("_")}
 
 
