@@ -16,5 +16,8 @@ pub mod window;
 
 pub use bottleneck::{Finding, Resource};
 pub use registry::Registry;
-pub use search::{max_rate, max_rate_with, Criterion, MaxRate, Probe, SearchConfig};
+pub use search::{
+    evaluate, max_rate, max_rate_partial, max_rate_with, Criterion, MaxRate, Probe, SearchConfig,
+    Stopped,
+};
 pub use window::{Measured, Window};

@@ -310,6 +310,23 @@ impl SearchSpec {
         }
         Ok(())
     }
+    /// The harness's search settings, starting at `start_cycles` between packets: `tolerance`
+    /// is the bracket's precision; a run passes when it drops nothing and keeps up (the
+    /// harness's keep-up tolerance, its default), or for `confidence90` when 90% of `runs`
+    /// seeds do.
+    fn harness(&self, start_cycles: f64) -> pktflow_harness::SearchConfig {
+        pktflow_harness::SearchConfig {
+            precision: self.tolerance,
+            criterion: match self.criterion {
+                Criterion::Confidence90 => pktflow_harness::Criterion::Confidence90,
+                _ => pktflow_harness::Criterion::ZeroDrop,
+            },
+            confidence_runs: self.runs,
+            start_cycles: start_cycles.min(pktflow_harness::search::MAX_INTER_ARRIVAL_CYCLES),
+            ..pktflow_harness::SearchConfig::default()
+        }
+    }
+
     fn window_cycles(&self, clock_mhz: f64) -> Result<u64, String> {
         let c = (self.window_seconds * clock_mhz * 1e6).round();
         if c < 1.0 || c > MAX_WINDOW_CYCLES as f64 {
@@ -414,6 +431,44 @@ fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
     Trie::train(counts, bits)
 }
 
+/// One run as the harness measures it: the window is the whole run (no warm-up); arrivals
+/// are the packets offered, departures the packets completed, drops the packets refused for
+/// lack of room (input slots and MAC buffer full), and the packets in flight at the end the
+/// accepted ones not yet completed (buffered or on a thread).
+struct Measurement {
+    rep: RunReport,
+    clock_hz: f64,
+    bytes: f64,
+}
+
+impl pktflow_harness::Measured for Measurement {
+    fn window(&self) -> pktflow_harness::Window {
+        let r = &self.rep;
+        pktflow_harness::Window {
+            arrivals: r.arrived,
+            departures: r.completed,
+            drops: r.dropped,
+            in_flight_at_start: 0,
+            in_flight_at_end: r.arrived.saturating_sub(r.dropped + r.completed),
+        }
+    }
+    fn clock_hz(&self) -> f64 {
+        self.clock_hz
+    }
+    fn mean_wire_bytes(&self) -> f64 {
+        self.bytes
+    }
+    fn invariant_violation(&self) -> Option<String> {
+        let r = &self.rep;
+        (r.dropped + r.completed > r.arrived).then(|| {
+            format!(
+                "{} packets dropped and {} completed of {} arrived",
+                r.dropped, r.completed, r.arrived
+            )
+        })
+    }
+}
+
 struct Runner<'a> {
     o: &'a EngineOptions,
     w: &'a Workload,
@@ -475,139 +530,88 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
         let pps = rep.completed as f64 / (window as f64 / clock_hz);
         (pps, [pps, pps], rep, true)
     } else {
-        let runs = if s.criterion == Criterion::Confidence90 {
-            s.runs
+        // Every rate the harness tries (its inter-arrival time in cycles of this clock) is
+        // one or more runs of `window` cycles; a run stops at its first drop (the zero-drop
+        // criteria need nothing more), and repetition `k` runs with seed `seed + k`.
+        let mut measure = |ia: f64, k: u32| -> Result<Measurement, String> {
+            let rep = r.run(
+                s.seed.wrapping_add(k as u64),
+                Drive {
+                    interarrival_cycles: Some(ia),
+                    cycles: r.window,
+                    stop_on_drop: true,
+                    max_arrivals: None,
+                },
+            )?;
+            Ok(Measurement {
+                rep,
+                clock_hz,
+                bytes,
+            })
+        };
+        // The line rate first: a machine that takes it without a drop is not saturated (its
+        // rate is the ports', never above).
+        let cfg = s.harness(clock_hz / line);
+        let to_probe = |p: &pktflow_harness::Probe| Probe {
+            packets_per_second: clock_hz / p.inter_arrival_cycles,
+            passed: p.sustainable,
+            clean_runs: p.passing_runs,
+            runs_done: p.runs_done,
+            runs: p.runs,
+        };
+        progress(0, 1);
+        let (p, at_line) = pktflow_harness::evaluate(&mut measure, &cfg, clock_hz / line)?;
+        probes.push(to_probe(&p));
+        if p.sustainable {
+            (line, [line, line], at_line.rep, false)
         } else {
-            1
-        };
-        // A first estimate from a short saturated run narrows the bracket.
-        let est_cycles = window.min(2_000_000);
-        let sat = r.run(
-            s.seed,
-            Drive {
-                interarrival_cycles: None,
-                cycles: est_cycles,
-                stop_on_drop: false,
-                max_arrivals: None,
-            },
-        )?;
-        let est = (sat.completed as f64 / (est_cycles as f64 / clock_hz)).max(1.0);
-        let steps_guess = ((1.0 / s.tolerance).log2().ceil() as u32 + 3).max(1);
-        let mut step = 0u32;
-        let mut test =
-            |rate: f64, probes: &mut Vec<Probe>| -> Result<(bool, Option<RunReport>), String> {
-                let ia = clock_hz / rate;
-                let mut clean = 0;
-                let mut done = 0;
-                let mut last = None;
-                for k in 0..runs {
-                    done += 1;
-                    let rep = r.run(
-                        s.seed.wrapping_add(k as u64),
-                        Drive {
-                            interarrival_cycles: Some(ia),
-                            cycles: r.window,
-                            stop_on_drop: true,
-                            max_arrivals: None,
-                        },
-                    )?;
-                    if rep.dropped == 0 {
-                        clean += 1;
+            {
+                // Below the line rate: the search starts at a short saturated run's estimate.
+                let est_cycles = window.min(2_000_000);
+                let sat = r.run(
+                    s.seed,
+                    Drive {
+                        interarrival_cycles: None,
+                        cycles: est_cycles,
+                        stop_on_drop: false,
+                        max_arrivals: None,
+                    },
+                )?;
+                let est = (sat.completed as f64 / (est_cycles as f64 / clock_hz)).clamp(1.0, line);
+                let cfg = s.harness(clock_hz / est);
+                let base = probes.len();
+                let found =
+                    pktflow_harness::max_rate_partial(&mut measure, &cfg, &mut |d, t, _| {
+                        progress((base + d) as u32, (base + t) as u32)
+                    });
+                match found {
+                    Ok(m) => {
+                        probes.extend(m.probes.iter().map(to_probe));
+                        // The line rate failed: a pass above it (a run that is not monotone
+                        // in the rate) does not count.
+                        let pps = m.packets_per_second.min(line);
+                        let hi = m.bracket.packets_per_second[1].min(line);
+                        (pps, [pps, hi], m.report.rep, true)
                     }
-                    // Stop early once the outcome is decided.
-                    let need = (0.9 * runs as f64).ceil() as u32;
-                    let left = runs - k - 1;
-                    let pass_decided = clean >= need;
-                    let fail_decided = clean + left < need;
-                    if k == 0 || rep.dropped == 0 {
-                        last = Some(rep);
+                    Err(stop) if pktflow_model::cancel::is_cancel_message(&stop.message) => {
+                        interrupted = true;
+                        probes.extend(stop.probes.iter().map(to_probe));
+                        let lo = probes
+                            .iter()
+                            .filter(|p| p.passed)
+                            .map(|p| p.packets_per_second)
+                            .fold(0.0, f64::max);
+                        let hi = probes
+                            .iter()
+                            .filter(|p| !p.passed)
+                            .map(|p| p.packets_per_second)
+                            .fold(line, f64::min);
+                        (lo, [lo, hi], RunReport::default(), true)
                     }
-                    if pass_decided || fail_decided {
-                        break;
-                    }
-                }
-                let need = (0.9 * runs as f64).ceil() as u32;
-                let passed = clean >= need;
-                probes.push(Probe {
-                    packets_per_second: rate,
-                    passed,
-                    clean_runs: clean,
-                    runs_done: done,
-                    runs,
-                });
-                step += 1;
-                progress(step, step.max(steps_guess));
-                Ok((passed, if passed { last } else { None }))
-            };
-        let result = (|| -> Result<(f64, f64, Option<RunReport>), String> {
-            let (ok, rep) = test(line, &mut probes)?;
-            if ok {
-                return Ok((line, line, rep));
-            }
-            let (mut lo, mut hi, mut best) = (0.0f64, line, None);
-            // Bracket around the estimate.
-            let up = (est * 1.1).min(line);
-            if up < line {
-                let (ok, rep) = test(up, &mut probes)?;
-                if ok {
-                    lo = up;
-                    best = rep;
-                } else {
-                    hi = up;
+                    Err(stop) => return Err(stop.message),
                 }
             }
-            if lo == 0.0 {
-                let down = (est * 0.9).min(hi * 0.9);
-                let (ok, rep) = test(down, &mut probes)?;
-                if ok {
-                    lo = down;
-                    best = rep;
-                } else {
-                    hi = down;
-                }
-            }
-            while (hi - lo) > s.tolerance * hi {
-                let mid = if lo == 0.0 { hi / 2.0 } else { (lo + hi) / 2.0 };
-                if mid < 1e-3 {
-                    break;
-                }
-                let (ok, rep) = test(mid, &mut probes)?;
-                if ok {
-                    lo = mid;
-                    best = rep;
-                } else {
-                    hi = mid;
-                }
-            }
-            Ok((lo, hi, best))
-        })();
-        let (lo, hi, best) = match result {
-            Ok(x) => x,
-            Err(e) if pktflow_model::cancel::is_cancel_message(&e) && !probes.is_empty() => {
-                interrupted = true;
-                let lo = probes
-                    .iter()
-                    .filter(|p| p.passed)
-                    .map(|p| p.packets_per_second)
-                    .fold(0.0, f64::max);
-                let hi = probes
-                    .iter()
-                    .filter(|p| !p.passed)
-                    .map(|p| p.packets_per_second)
-                    .fold(line, f64::min);
-                (lo, hi, None)
-            }
-            Err(e) => return Err(e),
-        };
-        let rep = match best {
-            Some(b) => b,
-            None if interrupted => RunReport::default(),
-            None => {
-                // Nothing passed (not even a very low rate): report the saturated run.
-                sat
-            }
-        };
-        (lo, [lo, hi], rep, lo < line)
+        }
     };
     let cores = o.cores as f64;
     let secs = rep.cycles.max(1) as f64 / clock_hz;
