@@ -28,6 +28,8 @@ pub enum Resource {
     Aborts { structure: String },
     /// The protocol/slow-path processor (or whichever core plays its role).
     ProtocolProcessor,
+    /// The machine's network ports (it keeps up with their line rate: nothing inside binds).
+    Ports { count: u32, gbps_each: f64 },
 }
 
 impl Resource {
@@ -44,6 +46,9 @@ impl Resource {
             Resource::Link { from, to } => format!("link {from} -> {to}"),
             Resource::Aborts { structure } => format!("transactions on {structure}"),
             Resource::ProtocolProcessor => "protocol processor".to_string(),
+            Resource::Ports { count, gbps_each } => {
+                format!("the ports ({count} x {gbps_each} Gb/s)")
+            }
         }
     }
 
@@ -77,6 +82,7 @@ impl Resource {
                 "use a lock for this structure, or a contention manager that backs off"
             }
             Resource::ProtocolProcessor => "add a protocol processor or let idle cores take its work",
+            Resource::Ports { .. } => "nothing inside the machine binds: only a faster link would show its limit",
         }
     }
 }

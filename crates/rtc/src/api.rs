@@ -12,6 +12,7 @@ use crate::engine::{
 };
 use crate::tm::{ContentionManager, SignatureKind, Trie};
 use crate::workload::{self, Class, Op, Parametric, TraceCompiler, Workload};
+use pktflow_harness::{Finding, Resource};
 use pktflow_profile::run::{Run, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -396,7 +397,8 @@ pub struct RtcResult {
     pub aborts_per_transaction: f64,
     pub commit_without_abort: f64,
     pub breakdown: BreakdownShare,
-    pub bottleneck: String,
+    /// The binding resource (none when no packet completed).
+    pub bottleneck: Option<Finding>,
     /// The run at the maximum rate (`run` is the JSON output's record of the command).
     pub report: RunReport,
     pub probes: Vec<Probe>,
@@ -622,7 +624,14 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
     };
     let tx = rep.transactions.max(1) as f64;
     let share = BreakdownShare::from(&rep.breakdown);
-    let bottleneck = bottleneck(&o, &rep, &share, saturated, s.criterion);
+    let bottleneck = bottleneck(
+        &o,
+        &rep,
+        &share,
+        saturated,
+        s.criterion,
+        (nt.ethernet_ports, nt.port_rate_gbps as f64),
+    );
     Ok(RtcResult {
         app: req.workload.app.clone(),
         criterion: s.criterion,
@@ -661,63 +670,133 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
     })
 }
 
-/// The limiting factor in words, from the run at the maximum rate.
+/// The binding resource of the run at the maximum rate, in the harness's vocabulary. The
+/// candidates are the issue-slot categories of the breakdown: computation when the cores issue
+/// in at least 80% of their cycles, otherwise the largest non-busy category (locks or
+/// transaction restarts, hazard bubbles, memory, shared-cache replays, idle threads). Aborts
+/// (their share of redone work and the structure most came from) and the lock-aware scheduler
+/// are added as evidence and advice. `None` when no packet completed.
 fn bottleneck(
     o: &EngineOptions,
     rep: &RunReport,
     b: &BreakdownShare,
     saturated: bool,
     criterion: Criterion,
-) -> String {
+    ports: (u32, f64),
+) -> Option<Finding> {
     if !saturated {
-        return "none inside the machine: it keeps up with the ports' line rate".into();
+        return Some(Finding::with_advice(
+            Resource::Ports {
+                count: ports.0,
+                gbps_each: ports.1,
+            },
+            1.0,
+            vec!["the machine keeps up with the ports' line rate without a drop".into()],
+            "none inside the machine binds: only a faster link would show its own limit".into(),
+        ));
     }
     if rep.completed == 0 {
-        return "no packet completed in the window".into();
+        return None;
     }
     let pct = |x: f64| format!("{:.0}%", 100.0 * x);
-    let mut parts = Vec::new();
+    let lock = if o.sync == SyncMode::Tm {
+        Resource::Aborts {
+            structure: top_abort_structure(rep).unwrap_or_else(|| "shared state".into()),
+        }
+    } else {
+        Resource::Lock {
+            name: "critical sections".into(),
+            class: format!("{} mutexes", o.mutexes),
+        }
+    };
+    let idle = if o.mode == ExecMode::Pipeline {
+        (
+            Resource::Task {
+                name: "slowest pipeline stage".into(),
+                class: "pipeline".into(),
+            },
+            "pipeline imbalance: threads wait for their stage's next packet (the slowest stage sets the rate)",
+        )
+    } else {
+        (
+            Resource::InputBuffer {
+                slots: o.input_slots,
+            },
+            "idle threads: packets are not arriving fast enough to keep every thread busy (bursts fill the input buffer)",
+        )
+    };
     let cats = [
-        (b.locked, "synchronization: threads wait for locks or transaction restarts"),
-        (b.hazard_bubble, "pipeline hazards: too few ready threads to hide them"),
-        (b.other, "memory: loads wait for data-cache misses or the memory queue"),
-        (b.squashed, "shared-cache contention: accesses replayed behind other threads' writes"),
-        (b.no_packet, "idle threads: packets are not arriving fast enough to keep every thread busy (bursts fill the input buffer)"),
+        (
+            b.locked,
+            lock,
+            "synchronization: threads wait for locks or transaction restarts",
+        ),
+        (
+            b.hazard_bubble,
+            Resource::IssueSlots,
+            "pipeline hazards: too few ready threads to hide them",
+        ),
+        (
+            b.other,
+            Resource::Memory {
+                name: "data cache and memory queue".into(),
+            },
+            "memory: loads wait for data-cache misses or the memory queue",
+        ),
+        (
+            b.squashed,
+            Resource::Memory {
+                name: "shared data cache".into(),
+            },
+            "shared-cache contention: accesses replayed behind other threads' writes",
+        ),
+        (b.no_packet, idle.0, idle.1),
     ];
-    let (share, mut what) = cats
-        .iter()
-        .copied()
-        .fold((0.0, ""), |a, x| if x.0 > a.0 { x } else { a });
-    if o.mode == ExecMode::Pipeline && what == cats[4].1 {
-        what = "pipeline imbalance: threads wait for their stage's next packet (the slowest stage sets the rate)";
-    }
-    if b.busy >= 0.8 {
-        parts.push(format!(
+    let mut evidence = Vec::new();
+    let (resource, share, mut advice) = if b.busy >= 0.8 {
+        evidence.push(format!(
             "computation: the cores issue an instruction in {} of their cycles",
             pct(b.busy)
         ));
-    } else if share > 0.0 {
-        parts.push(format!("{what} ({} of issue slots)", pct(share)));
-    }
+        (
+            Resource::IssueSlots,
+            b.busy,
+            "fewer instructions per packet, or more cores".to_string(),
+        )
+    } else {
+        let mut best = 0;
+        for (i, c) in cats.iter().enumerate() {
+            if c.0 > cats[best].0 {
+                best = i;
+            }
+        }
+        let (share, r, what) = cats[best].clone();
+        evidence.push(format!("{what} ({} of issue slots)", pct(share)));
+        let advice = r.default_advice().to_string();
+        (r, share, advice)
+    };
     if rep.aborts > 0 && rep.instructions > 0 {
         let wasted = rep.wasted_instructions as f64 / rep.instructions as f64;
-        let top = rep
-            .aborts_by_structure
-            .iter()
-            .max_by_key(|x| x.1)
-            .map(|x| x.0.clone())
-            .unwrap_or_default();
-        parts.push(format!(
-            "aborted transactions redo {} of the work ({} aborts per transaction, mostly on {top})",
+        evidence.push(format!(
+            "aborted transactions redo {} of the work ({:.2} aborts per transaction, mostly on {})",
             pct(wasted),
-            format_args!("{:.2}", rep.aborts as f64 / rep.transactions.max(1) as f64)
+            rep.aborts as f64 / rep.transactions.max(1) as f64,
+            top_abort_structure(rep).unwrap_or_default()
         ));
     }
     if criterion != Criterion::Saturation && o.scheduler == Scheduler::RoundRobin && b.locked > 0.2
     {
-        parts.push("the lock-aware scheduler would give spinning threads' slots away".into());
+        advice.push_str("; the lock-aware scheduler would give spinning threads' slots away");
     }
-    parts.join("; ")
+    Some(Finding::with_advice(resource, share, evidence, advice))
+}
+
+/// The data structure most aborts came from.
+fn top_abort_structure(rep: &RunReport) -> Option<String> {
+    rep.aborts_by_structure
+        .iter()
+        .max_by_key(|x| x.1)
+        .map(|x| x.0.clone())
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -832,7 +911,8 @@ mod tests {
         assert!(r.probes.iter().any(|p| p.passed) && r.probes.iter().any(|p| !p.passed));
         assert_eq!(r.report.dropped, 0);
         assert_eq!(r.report.breakdown.total(), r.report.cycles * 2);
-        assert!(!r.bottleneck.is_empty());
+        let b = r.bottleneck.as_ref().unwrap();
+        assert!(b.sentence.starts_with(&b.resource.describe()));
         // Determinism.
         let again = rtc(&req("echo"), &mut |_, _| {}).unwrap();
         assert_eq!(r.packets_per_second, again.packets_per_second);
