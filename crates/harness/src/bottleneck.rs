@@ -37,7 +37,9 @@ impl Resource {
     pub fn describe(&self) -> String {
         match self {
             Resource::Pe { index } => format!("PE {index}"),
+            Resource::Task { name, class } if class.is_empty() => format!("task {name}"),
             Resource::Task { name, class } => format!("task {name} ({class})"),
+            Resource::Lock { name, class } if class.is_empty() => format!("lock of {name}"),
             Resource::Lock { name, class } => format!("lock of {name} ({class})"),
             Resource::Bus { name } => format!("bus {name}"),
             Resource::Memory { name } => format!("memory {name}"),
@@ -91,6 +93,8 @@ impl Resource {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub resource: Resource,
+    /// The resource in words ([`Resource::describe`]: "lock of out0 (Queue)", "PE 3").
+    pub what: String,
     /// Share of the measured time the resource was busy / held / full, 0..1.
     pub share: f64,
     /// Further evidence in words ("232 cycles per acquisition, 13 of them instructions").
@@ -114,6 +118,7 @@ impl Finding {
         advice: String,
     ) -> Finding {
         let mut f = Finding {
+            what: resource.describe(),
             resource,
             share,
             evidence,

@@ -145,6 +145,9 @@ mod tests {
         assert_eq!(s.max_probes, 7);
         assert_eq!(s.tolerance, c.tolerance);
         assert!(s.validate().is_ok());
-        assert_eq!(MaxRateConfig::default().search().criterion, Criterion::KeepUp);
+        assert_eq!(
+            MaxRateConfig::default().search().criterion,
+            Criterion::KeepUp
+        );
     }
 }

@@ -433,6 +433,87 @@ fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
     Trie::train(counts, bits)
 }
 
+/// The run-to-completion engine for the harness ([`crate::engines`]): one workload on one
+/// machine, evaluated at any rate. Repetition `k` runs with seed `search.seed + k`; a run stops
+/// at its first drop; its findings are [`bottleneck`]'s at that rate.
+pub struct RtcEngine {
+    o: EngineOptions,
+    w: Workload,
+    trie: Option<Trie>,
+    window: u64,
+    seed: u64,
+    criterion: Criterion,
+    ports: (u32, f64),
+}
+
+impl RtcEngine {
+    pub fn new(req: &RtcRequest) -> Result<RtcEngine, String> {
+        req.search.validate()?;
+        let o = resolve(req)?;
+        let w = req.workload.load(0)?.workload;
+        let trie = if o.sync == SyncMode::Tm && o.signature == SignatureKind::Trie {
+            Some(train_trie(&req.workload, o.signature_bits)?)
+        } else {
+            None
+        };
+        let window = req.search.window_cycles(o.clock_mhz)?;
+        let name = req.arch.clone().unwrap_or_else(|| "netthreads".into());
+        let arch = pktflow_arch::Arch::load_with(&name, &req.arch_set)?;
+        let pktflow_arch::Body::NetThreads(nt) = &arch.body else {
+            unreachable!("resolve checked the body")
+        };
+        Ok(RtcEngine {
+            o,
+            w,
+            trie,
+            window,
+            seed: req.search.seed,
+            criterion: req.search.criterion,
+            ports: (nt.ethernet_ports, nt.port_rate_gbps as f64),
+        })
+    }
+}
+
+impl pktflow_harness::Engine for RtcEngine {
+    fn name(&self) -> &'static str {
+        "rtc"
+    }
+    fn evaluate(&mut self, ia: f64, k: u32) -> Result<pktflow_harness::Evaluation, String> {
+        use pktflow_harness::Measured;
+        let r = Runner {
+            o: &self.o,
+            w: &self.w,
+            trie: self.trie.clone(),
+            window: self.window,
+        };
+        let rep = r.run(
+            self.seed.wrapping_add(k as u64),
+            Drive {
+                interarrival_cycles: Some(ia),
+                cycles: self.window,
+                stop_on_drop: true,
+                max_arrivals: None,
+            },
+        )?;
+        let share = BreakdownShare::from(&rep.breakdown);
+        let findings = bottleneck(&self.o, &rep, &share, true, self.criterion, self.ports)
+            .into_iter()
+            .collect();
+        let m = Measurement {
+            rep,
+            clock_hz: self.o.clock_mhz * 1e6,
+            bytes: self.w.mean_bytes(),
+        };
+        Ok(pktflow_harness::Evaluation {
+            window: m.window(),
+            clock_hz: m.clock_hz,
+            mean_wire_bytes: m.bytes,
+            invariant_violation: m.invariant_violation(),
+            findings,
+        })
+    }
+}
+
 /// One run as the harness measures it: the window is the whole run (no warm-up); arrivals
 /// are the packets offered, departures the packets completed, drops the packets refused for
 /// lack of room (input slots and MAC buffer full), and the packets in flight at the end the
