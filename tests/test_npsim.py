@@ -50,8 +50,8 @@ def test_bottleneck_ranks_every_idealization_and_says_it_in_words():
     assert "none of" not in b["summary"]
     # The baseline run's binding resource, in words, from its statistics.
     d = b["diagnosis"]
-    assert d["limits"] and d["sentence"].startswith(d["limits"][0]["evidence"])
-    assert d["limits"][0]["kind"] in ("lock", "task", "pe", "bus", "channel")
+    assert d["limits"] and d["sentence"].startswith(d["limits"][0]["sentence"])
+    assert d["limits"][0]["resource"]["kind"] in ("lock", "task", "pe", "bus", "memory")
     for r in b["runs"]:
         assert r["speedup"] == pytest.approx(r["packets_per_second"] / b["baseline_packets_per_second"])
 
@@ -136,7 +136,7 @@ def test_explore_tiny_sweep():
         assert {"S", "B", "M"} <= set(p["bottleneck"]["gains"]) <= {"S", "B", "M", "SB", "SBM"}
         assert p["bottleneck"]["summary"] and "none of" not in p["bottleneck"]["summary"]
         top = p["limit"]["limits"][0]
-        assert 0 <= top["share"] <= 1 and top["evidence"] in p["limit"]["sentence"]
+        assert 0 <= top["share"] <= 1 and p["limit"]["sentence"].startswith(top["what"])
         assert all(max(pes) < p["pes"] for _, pes, _ in p["mapping"])
     assert pts[(8, "none")]["replicated"] == []
     assert all(c == 1 for _, _, c in pts[(8, "none")]["mapping"])

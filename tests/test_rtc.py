@@ -28,7 +28,9 @@ def test_echo_rate_search_reports_rate_bracket_breakdown_and_settings():
     e = r["settings"]["engine"]
     assert (e["cores"], e["threads_per_core"], e["clock_mhz"], e["mutexes"]) == (2, 4, 125.0, 16)
     assert r["settings"]["window_cycles"] == 250_000
-    assert r["bottleneck"]
+    b = r["bottleneck"]
+    assert b["resource"]["kind"] and 0 <= b["share"] <= 1 and b["evidence"]
+    assert b["sentence"].endswith(b["advice"])
     # One core: lower rate.
     one = rtc.run("echo", cores=1, **SHORT)
     assert one["packets_per_second"] < lo

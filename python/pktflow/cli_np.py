@@ -320,11 +320,10 @@ def _short_limit(d: Optional[dict]) -> str:
     if not d or not d.get("limits"):
         return "-"
     top = d["limits"][0]
-    what = {"lock": "lock of", "task": "task", "pe": "", "bus": "bus", "channel": "channel"}.get(top["kind"], "")
-    res = top["resource"]
-    if top["kind"] == "pe":
-        res += " contexts" if "contexts are held" in top["evidence"] else " computing"
-    return f"{what} {res} {100 * top['share']:.0f}%".strip()
+    res = top["what"]
+    if top["resource"]["kind"] == "pe":
+        res += " contexts" if any("contexts held" in e for e in top["evidence"]) else " computing"
+    return f"{res} {100 * top['share']:.0f}%"
 
 
 def _short_bottleneck(b: dict, threshold: float) -> str:

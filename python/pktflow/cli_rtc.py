@@ -185,7 +185,8 @@ def rtc_cmd(
             f"commits {r['commits_per_second']:,.0f}/s, aborts per transaction {r['aborts_per_transaction']:.3f}, "
             f"committed without abort {100 * r['commit_without_abort']:.1f}%"
         )
-    console.print(f"bottleneck: {escape(r['bottleneck'])}")
+    b = r.get("bottleneck")
+    console.print(f"bottleneck: {escape(b['sentence'] if b else 'no packet completed in the window')}")
     if r.get("interrupted"):
         raise _ui.Interrupted()
 

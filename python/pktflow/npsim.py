@@ -470,7 +470,7 @@ def explore_rows(doc: dict) -> List[dict]:
                 "mean_pe_busy": p["mean_pe_busy"],
                 "replicated_tasks": len(p["replicated"]),
                 "replicated": " ".join(p["replicated"]),
-                "binding_resource": ((p.get("limit") or {}).get("limits") or [{}])[0].get("resource", ""),
+                "binding_resource": ((p.get("limit") or {}).get("limits") or [{}])[0].get("what", ""),
                 "binding_share": ((p.get("limit") or {}).get("limits") or [{}])[0].get("share"),
                 "diagnosis": (p.get("limit") or {}).get("sentence", ""),
                 "max_pe_load_cycles": p["max_pe_load"],

@@ -10,7 +10,7 @@ Example::
 
     from pktflow import rtc
     r = rtc.run("nat", scheduler="lock-aware", sync="tm", window_seconds=0.01)
-    print(r["packets_per_second"], r["bracket"], r["bottleneck"])
+    print(r["packets_per_second"], r["bracket"], r["bottleneck"]["sentence"])
     c = rtc.conflicts("nat", window="2:16")
 """
 
@@ -159,7 +159,8 @@ def run(
     ``parametric``) on the ``netthreads`` machine. Options left None take the Rust defaults
     (recorded in the result's ``settings``). Returns ``packets_per_second``, ``gbps``,
     ``bracket``, ``breakdown`` (shares of issue slots), ``commits_per_second``,
-    ``aborts_per_transaction``, ``bottleneck`` (a sentence), ``report`` (the run at that rate) and
+    ``aborts_per_transaction``, ``bottleneck`` (the binding resource: ``{resource: {kind, ...}, share, evidence, advice,
+    sentence}``, None when no packet completed), ``report`` (the run at that rate) and
     ``probes`` (every tested rate). ``tx_locks`` lists the lock ids that are transactional with
     ``sync="tm"`` (None: all; the others stay locks). ``parametric`` sets appendix B's benchmark:
     ``{"iter_non_tm", "iter_tm", "range", "work_instructions"}``.

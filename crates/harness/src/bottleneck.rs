@@ -28,6 +28,8 @@ pub enum Resource {
     Aborts { structure: String },
     /// The protocol/slow-path processor (or whichever core plays its role).
     ProtocolProcessor,
+    /// The machine's network ports (it keeps up with their line rate: nothing inside binds).
+    Ports { count: u32, gbps_each: f64 },
 }
 
 impl Resource {
@@ -35,7 +37,9 @@ impl Resource {
     pub fn describe(&self) -> String {
         match self {
             Resource::Pe { index } => format!("PE {index}"),
+            Resource::Task { name, class } if class.is_empty() => format!("task {name}"),
             Resource::Task { name, class } => format!("task {name} ({class})"),
+            Resource::Lock { name, class } if class.is_empty() => format!("lock of {name}"),
             Resource::Lock { name, class } => format!("lock of {name} ({class})"),
             Resource::Bus { name } => format!("bus {name}"),
             Resource::Memory { name } => format!("memory {name}"),
@@ -44,6 +48,9 @@ impl Resource {
             Resource::Link { from, to } => format!("link {from} -> {to}"),
             Resource::Aborts { structure } => format!("transactions on {structure}"),
             Resource::ProtocolProcessor => "protocol processor".to_string(),
+            Resource::Ports { count, gbps_each } => {
+                format!("the ports ({count} x {gbps_each} Gb/s)")
+            }
         }
     }
 
@@ -77,6 +84,7 @@ impl Resource {
                 "use a lock for this structure, or a contention manager that backs off"
             }
             Resource::ProtocolProcessor => "add a protocol processor or let idle cores take its work",
+            Resource::Ports { .. } => "nothing inside the machine binds: only a faster link would show its limit",
         }
     }
 }
@@ -85,6 +93,8 @@ impl Resource {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Finding {
     pub resource: Resource,
+    /// The resource in words ([`Resource::describe`]: "lock of out0 (Queue)", "PE 3").
+    pub what: String,
     /// Share of the measured time the resource was busy / held / full, 0..1.
     pub share: f64,
     /// Further evidence in words ("232 cycles per acquisition, 13 of them instructions").
@@ -108,6 +118,7 @@ impl Finding {
         advice: String,
     ) -> Finding {
         let mut f = Finding {
+            what: resource.describe(),
             resource,
             share,
             evidence,

@@ -145,6 +145,8 @@ pub struct Probe {
     /// Runs at this point and how many passed (1 and 0/1 unless confidence90).
     pub runs: u32,
     pub passing_runs: u32,
+    /// Runs actually made (runs stop once the outcome is decided).
+    pub runs_done: u32,
     /// Of the first run.
     pub arrivals: u64,
     pub departures: u64,
@@ -194,19 +196,103 @@ pub fn max_rate<R: Measured>(
     max_rate_with(run, cfg, &mut |_, _, _| {})
 }
 
+/// Why a search stopped without a result, with the points it had measured (a command that
+/// was interrupted reports them).
+#[derive(Clone, Debug)]
+pub struct Stopped {
+    pub message: String,
+    pub probes: Vec<Probe>,
+}
+
+/// One point of the search: `run(ia, rep)` for repetitions 0, 1, ... until the criterion's
+/// outcome at inter-arrival `ia` cycles is decided (one run except under
+/// [`Criterion::Confidence90`]). Returns the probe and the first run's report. Checks Ctrl-C
+/// before each run. `cfg` is not validated here ([`max_rate_with`] does).
+pub fn evaluate<R: Measured>(
+    run: &mut impl FnMut(f64, u32) -> Result<R, String>,
+    cfg: &SearchConfig,
+    ia: f64,
+) -> Result<(Probe, R), String> {
+    let runs = cfg.runs_per_probe();
+    let need = (cfg.criterion.level() * runs as f64 - 1e-9).ceil() as u32;
+    let mut first: Option<R> = None;
+    let mut passing = 0u32;
+    let mut done = 0u32;
+    for rep in 0..runs {
+        pktflow_model::cancel::check().map_err(|e| e.to_string())?;
+        let r = run(ia, rep)?;
+        let w = r.window();
+        if w.arrivals == 0 {
+            return Err(
+                "the measurement window is empty: simulate more packets than the warm-up".into(),
+            );
+        }
+        if let Some(v) = r.invariant_violation() {
+            return Err(format!("engine invariant violated: {v}"));
+        }
+        let ok = w.keeps_up(cfg.tolerance) && (cfg.criterion == Criterion::KeepUp || w.drops == 0);
+        passing += ok as u32;
+        done += 1;
+        if first.is_none() {
+            first = Some(r);
+        }
+        // The outcome is decided once enough runs passed or too many failed.
+        if passing >= need || (rep + 1 - passing) > runs - need {
+            break;
+        }
+    }
+    let r = first.expect("at least one run");
+    let w = r.window();
+    let ok = passing >= need;
+    let p = Probe {
+        inter_arrival_cycles: ia,
+        sustainable: ok,
+        runs,
+        passing_runs: passing,
+        runs_done: done,
+        arrivals: w.arrivals,
+        departures: w.departures,
+        drops: w.drops,
+        in_flight_growth: w.in_flight_growth(),
+    };
+    Ok((p, r))
+}
+
 /// The search. `run(ia, rep)` measures at inter-arrival `ia` cycles with repetition `rep`
 /// (0 except under [`Criterion::Confidence90`], where the engine must vary its seed with it).
 /// `progress(done, estimated_total, ia)` is called before each probe (the total is an
 /// estimate: the bisection's length depends on where it lands). Checks Ctrl-C between runs.
 pub fn max_rate_with<R: Measured>(
-    mut run: impl FnMut(f64, u32) -> Result<R, String>,
+    run: impl FnMut(f64, u32) -> Result<R, String>,
     cfg: &SearchConfig,
     progress: &mut dyn FnMut(usize, usize, f64),
 ) -> Result<MaxRate<R>, String> {
-    cfg.validate()?;
+    max_rate_partial(run, cfg, progress).map_err(|s| s.message)
+}
+
+/// [`max_rate_with`] keeping the probes measured before an error or Ctrl-C.
+pub fn max_rate_partial<R: Measured>(
+    run: impl FnMut(f64, u32) -> Result<R, String>,
+    cfg: &SearchConfig,
+    progress: &mut dyn FnMut(usize, usize, f64),
+) -> Result<MaxRate<R>, Stopped> {
     let mut probes: Vec<Probe> = Vec::new();
-    let runs = cfg.runs_per_probe();
-    let need = (cfg.criterion.level() * runs as f64 - 1e-9).ceil() as u32;
+    match search(run, cfg, progress, &mut probes) {
+        Ok(mut m) => {
+            m.probes = probes;
+            Ok(m)
+        }
+        Err(message) => Err(Stopped { message, probes }),
+    }
+}
+
+fn search<R: Measured>(
+    mut run: impl FnMut(f64, u32) -> Result<R, String>,
+    cfg: &SearchConfig,
+    progress: &mut dyn FnMut(usize, usize, f64),
+    probes: &mut Vec<Probe>,
+) -> Result<MaxRate<R>, String> {
+    cfg.validate()?;
     let mut probe = |ia: f64, left: usize, probes: &mut Vec<Probe>| -> Result<(bool, R), String> {
         progress(probes.len(), probes.len() + left, ia);
         if probes.len() as u32 >= cfg.max_probes {
@@ -215,51 +301,15 @@ pub fn max_rate_with<R: Measured>(
                 cfg.max_probes
             ));
         }
-        let mut first: Option<R> = None;
-        let mut passing = 0u32;
-        for rep in 0..runs {
-            pktflow_model::cancel::check().map_err(|e| e.to_string())?;
-            let r = run(ia, rep)?;
-            let w = r.window();
-            if w.arrivals == 0 {
-                return Err(
-                    "the measurement window is empty: simulate more packets than the warm-up"
-                        .into(),
-                );
-            }
-            if let Some(v) = r.invariant_violation() {
-                return Err(format!("engine invariant violated: {v}"));
-            }
-            let ok =
-                w.keeps_up(cfg.tolerance) && (cfg.criterion == Criterion::KeepUp || w.drops == 0);
-            passing += ok as u32;
-            if first.is_none() {
-                first = Some(r);
-            }
-            // The outcome is decided once enough runs passed or too many failed.
-            if passing >= need || (rep + 1 - passing) > runs - need {
-                break;
-            }
-        }
-        let r = first.expect("at least one run");
-        let w = r.window();
-        let ok = passing >= need;
-        probes.push(Probe {
-            inter_arrival_cycles: ia,
-            sustainable: ok,
-            runs,
-            passing_runs: passing,
-            arrivals: w.arrivals,
-            departures: w.departures,
-            drops: w.drops,
-            in_flight_growth: w.in_flight_growth(),
-        });
+        let (p, r) = evaluate(&mut run, cfg, ia)?;
+        let ok = p.sustainable;
+        probes.push(p);
         Ok((ok, r))
     };
     let mut x = cfg.start_cycles;
     // Before a bracket: this probe, one more to bracket, then the halvings of a factor-2 bracket.
     let unbracketed = 2 + halvings(0.5, cfg.precision);
-    let (ok, r) = probe(x, unbracketed, &mut probes)?;
+    let (ok, r) = probe(x, unbracketed, probes)?;
     let (mut lo, mut hi, mut best);
     if ok {
         best = r;
@@ -269,7 +319,7 @@ pub fn max_rate_with<R: Measured>(
             if x < 1e-3 {
                 return Err("the system keeps up at any rate (the workload takes no time)".into());
             }
-            let (ok, r) = probe(x, unbracketed - 1, &mut probes)?;
+            let (ok, r) = probe(x, unbracketed - 1, probes)?;
             if ok {
                 hi = x;
                 best = r;
@@ -288,7 +338,7 @@ pub fn max_rate_with<R: Measured>(
                     x / 2.0
                 ));
             }
-            let (ok, r) = probe(x, unbracketed - 1, &mut probes)?;
+            let (ok, r) = probe(x, unbracketed - 1, probes)?;
             if ok {
                 hi = x;
                 best = r;
@@ -299,7 +349,7 @@ pub fn max_rate_with<R: Measured>(
     }
     while (hi - lo) / hi > cfg.precision {
         let mid = 0.5 * (lo + hi);
-        let (ok, r) = probe(mid, halvings((hi - lo) / hi, cfg.precision), &mut probes)?;
+        let (ok, r) = probe(mid, halvings((hi - lo) / hi, cfg.precision), probes)?;
         if ok {
             hi = mid;
             best = r;
@@ -320,7 +370,7 @@ pub fn max_rate_with<R: Measured>(
         },
         mean_wire_bytes: bytes,
         criterion: cfg.criterion,
-        probes,
+        probes: Vec::new(),
         report: best,
     })
 }
@@ -488,6 +538,22 @@ mod tests {
         assert!(Criterion::parse("always")
             .unwrap_err()
             .contains("confidence90"));
+    }
+
+    #[test]
+    fn a_stopped_search_keeps_its_probes() {
+        let mut n = 0;
+        let run = |ia: f64, _| {
+            n += 1;
+            if n == 3 {
+                return Err("interrupted".to_string());
+            }
+            Ok(server(100.0, ia, 1000))
+        };
+        let e = max_rate_partial(run, &SearchConfig::default(), &mut |_, _, _| {}).unwrap_err();
+        assert_eq!(e.message, "interrupted");
+        assert_eq!(e.probes.len(), 2);
+        assert!(e.probes.iter().all(|p| p.runs_done == 1));
     }
 
     #[test]

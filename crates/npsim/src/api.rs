@@ -210,7 +210,7 @@ fn settings(r: &Request, p: &Prepared, with: &[&str]) -> serde_json::Value {
 
 /// The application prepared with the spec's mapper applied (section 3.1); for
 /// `greedy+replicate` also the final mapping's maximum rate.
-fn prepare(r: &Request) -> Result<(Prepared, MapperLog, Option<crate::MaxRate>), String> {
+pub fn prepare(r: &Request) -> Result<(Prepared, MapperLog, Option<crate::MaxRate>), String> {
     let mut p = Prepared::new(&r.spec)?;
     let (log, best) = p.apply_mapper(None, &r.sim, &r.search)?;
     // [xform hook] the transformations' feedback loop (splitting), after the mapping

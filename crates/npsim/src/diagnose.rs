@@ -16,29 +16,16 @@
 //! resource, named with its evidence and what would relieve it. The ranking is deterministic.
 use crate::config::Mapping;
 use crate::stats::SimReport;
+use pktflow_harness::{Finding, Resource};
 use serde::Serialize;
-
-/// One candidate resource.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct Limit {
-    /// `lock`, `task`, `pe`, `bus` or `channel`.
-    pub kind: String,
-    /// Which one: the element of a lock or task (`out0`), `PE 3`, a bus or channel name.
-    pub resource: String,
-    /// Fraction of the simulated time the resource was unavailable.
-    pub share: f64,
-    /// The evidence in words (hold share, cycles per acquisition, queue time, ...).
-    pub evidence: String,
-    /// What would relieve it.
-    pub advice: String,
-}
 
 /// The binding resource and the runners-up.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Diagnosis {
-    /// Most saturated first (at most 5).
-    pub limits: Vec<Limit>,
-    /// One sentence: the binding resource, its evidence, what to do, and the next one.
+    /// Most saturated first (at most 5), in the harness's vocabulary (the JSON shape every
+    /// engine uses: `{resource: {kind, ...}, share, evidence, advice, sentence}`).
+    pub limits: Vec<Finding>,
+    /// One sentence: the binding resource's, then the next one's resource and share.
     pub sentence: String,
 }
 
@@ -46,10 +33,11 @@ fn pct(x: f64) -> String {
     format!("{:.1}%", 100.0 * x)
 }
 
-fn with_class(name: &str, class: Option<&String>) -> String {
+/// The element class to name beside an element (none when unknown or equal to the name).
+fn class_of(name: &str, class: Option<&String>) -> String {
     match class {
-        Some(c) if !c.is_empty() && c != name => format!("{name} ({c})"),
-        _ => name.to_string(),
+        Some(c) if c != name => c.clone(),
+        _ => String::new(),
     }
 }
 
@@ -58,14 +46,13 @@ fn with_class(name: &str, class: Option<&String>) -> String {
 pub fn diagnose(r: &SimReport, mapping: &Mapping, classes: &[String], contexts: u32) -> Diagnosis {
     let total = r.cycles.max(1) as f64;
     let class = |task: usize| classes.get(task);
-    let mut c: Vec<(u8, Limit)> = Vec::new();
+    let mut c: Vec<(u8, Finding)> = Vec::new();
     for l in &r.locks {
         let task = r
             .tasks
             .iter()
             .find(|t| t.element == l.element)
             .map(|t| t.task);
-        let who = with_class(&l.element, task.and_then(|t| class(t as usize)));
         let per = if l.acquisitions > 0 {
             l.held * total / l.acquisitions as f64
         } else {
@@ -73,19 +60,20 @@ pub fn diagnose(r: &SimReport, mapping: &Mapping, classes: &[String], contexts: 
         };
         c.push((
             0,
-            Limit {
-                kind: "lock".into(),
-                resource: l.element.clone(),
-                share: l.held,
-                evidence: format!(
-                    "lock of {who} held {} of the time ({} acquisitions, {per:.0} cycles each)",
-                    pct(l.held),
+            Finding::with_advice(
+                Resource::Lock {
+                    name: l.element.clone(),
+                    class: class_of(&l.element, task.and_then(|t| class(t as usize))),
+                },
+                l.held,
+                vec![format!(
+                    "{} acquisitions, {per:.0} cycles each",
                     l.acquisitions
-                ),
-                advice: "every instance of the task serializes on it: shorten the critical \
-                         section (fewer or wider accesses inside it) or execute it speculatively"
+                )],
+                "every instance of the task serializes on it: shorten the critical section \
+                 (fewer or wider accesses inside it) or execute it speculatively"
                     .into(),
-            },
+            ),
         ));
     }
     let mut pe_occ = vec![0.0f64; r.pes.len()];
@@ -109,20 +97,20 @@ pub fn diagnose(r: &SimReport, mapping: &Mapping, classes: &[String], contexts: 
             };
             c.push((
                 1,
-                Limit {
-                    kind: "task".into(),
-                    resource: t.element.clone(),
+                Finding::with_advice(
+                    Resource::Task {
+                        name: t.element.clone(),
+                        class: class_of(&t.element, class(t.task as usize)),
+                    },
                     share,
-                    evidence: format!(
-                        "task {} {how} and holds {} for {} of the time (packets wait {:.0} \
-                         cycles in its queue)",
-                        with_class(&t.element, class(t.task as usize)),
+                    vec![format!(
+                        "{how}, holding {} that share of the time; packets wait {:.0} cycles \
+                         in its queue",
                         if k == 1 { "its context" } else { "them" },
-                        pct(share),
                         t.mean_queue_cycles
-                    ),
-                    advice: "replicate it".into(),
-                },
+                    )],
+                    "replicate it".into(),
+                ),
             ));
         }
     }
@@ -130,25 +118,23 @@ pub fn diagnose(r: &SimReport, mapping: &Mapping, classes: &[String], contexts: 
         let ctx = (pe_occ[i] / (total * contexts.max(1) as f64)).min(1.0);
         let share = p.busy.max(ctx);
         let evidence = if p.busy >= ctx {
-            format!("PE {} computes {} of the time", p.pe, pct(p.busy))
+            format!("computing {}", pct(p.busy))
         } else {
             format!(
-                "PE {}'s {contexts} contexts are held {} of the time (computing {}, the rest \
-                 waiting for memory or locks)",
-                p.pe,
+                "its {contexts} contexts held {}: computing {}, the rest waiting for memory or \
+                 locks",
                 pct(ctx),
                 pct(p.busy)
             )
         };
         c.push((
             4,
-            Limit {
-                kind: "pe".into(),
-                resource: format!("PE {}", p.pe),
+            Finding::with_advice(
+                Resource::Pe { index: p.pe },
                 share,
-                evidence,
-                advice: "spread its tasks over more PEs (replicate them more widely)".into(),
-            },
+                vec![evidence],
+                "spread its tasks over more PEs (replicate them more widely)".into(),
+            ),
         ));
     }
     for (kind, list, advice) in [
@@ -164,20 +150,26 @@ pub fn diagnose(r: &SimReport, mapping: &Mapping, classes: &[String], contexts: 
         ),
     ] {
         for b in list.iter() {
+            let resource = if kind == "bus" {
+                Resource::Bus {
+                    name: b.name.clone(),
+                }
+            } else {
+                Resource::Memory {
+                    name: b.name.clone(),
+                }
+            };
             c.push((
                 if kind == "bus" { 2 } else { 3 },
-                Limit {
-                    kind: kind.into(),
-                    resource: b.name.clone(),
-                    share: b.utilization,
-                    evidence: format!(
-                        "{kind} {} busy {} of the time (requests wait {:.0} cycles for it)",
-                        b.name,
-                        pct(b.utilization),
+                Finding::with_advice(
+                    resource,
+                    b.utilization,
+                    vec![format!(
+                        "requests wait {:.0} cycles for it",
                         b.mean_queue_delay_cycles
-                    ),
-                    advice: advice.into(),
-                },
+                    )],
+                    advice.into(),
+                ),
             ));
         }
     }
@@ -189,15 +181,20 @@ pub fn diagnose(r: &SimReport, mapping: &Mapping, classes: &[String], contexts: 
             .cmp(&bucket(a.1.share))
             .then(a.0.cmp(&b.0))
             .then(b.1.share.total_cmp(&a.1.share))
-            .then(a.1.resource.cmp(&b.1.resource))
+            .then(a.1.resource.describe().cmp(&b.1.resource.describe()))
     });
-    let limits: Vec<Limit> = c.into_iter().take(5).map(|x| x.1).collect();
+    let limits: Vec<Finding> = c.into_iter().take(5).map(|x| x.1).collect();
     let sentence = match limits.first() {
         None => "nothing was simulated".to_string(),
         Some(top) => {
-            let mut s = format!("{}; {}", top.evidence, top.advice);
+            let mut s = top.sentence.clone();
             if let Some(n) = limits.get(1) {
-                s += &format!("; next: {}", n.evidence);
+                s += &format!(
+                    "; next: {} {} {}",
+                    n.resource.describe(),
+                    n.resource.verb(),
+                    pct(n.share)
+                );
             }
             s
         }

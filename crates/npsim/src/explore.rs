@@ -254,7 +254,14 @@ fn point(
         let top = limit
             .limits
             .first()
-            .map(|l| l.evidence.clone())
+            .map(|l| {
+                format!(
+                    "{} {} {:.1}% of the time",
+                    l.resource.describe(),
+                    l.resource.verb(),
+                    100.0 * l.share
+                )
+            })
             .unwrap_or_default();
         let q = quick_bottleneck(
             &p,

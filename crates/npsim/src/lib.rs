@@ -29,7 +29,7 @@ pub use bottleneck::{bottleneck, Bottleneck, BottleneckConfig};
 pub use config::{
     Arrivals, Ideal, LockRelease, Mapping, Replication, Scheduling, SimConfig, TaskMap,
 };
-pub use diagnose::{diagnose, Diagnosis, Limit};
+pub use diagnose::{diagnose, Diagnosis};
 pub use maxrate::{max_rate, MaxRate, MaxRateConfig};
 pub use sim::Sim;
 pub use stats::SimReport;

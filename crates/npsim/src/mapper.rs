@@ -28,19 +28,15 @@ pub enum MapperKind {
 impl MapperKind {
     pub const NAMES: [&'static str; 4] = ["round-robin", "greedy", "greedy+replicate", "anneal"];
 
+    /// The mapper called `s` (also `rr` and `replicate`); an unknown name gets the registry's
+    /// message listing the known ones.
     pub fn parse(s: &str) -> Result<MapperKind, String> {
-        Ok(match s {
-            "round-robin" | "rr" => MapperKind::RoundRobin,
-            "greedy" => MapperKind::Greedy,
-            "greedy+replicate" | "replicate" => MapperKind::GreedyReplicate,
-            "anneal" => MapperKind::Anneal,
-            _ => {
-                return Err(format!(
-                    "unknown mapper '{s}' (expected {})",
-                    Self::NAMES.join(", ")
-                ))
-            }
-        })
+        let s = match s {
+            "rr" => "round-robin",
+            "replicate" => "greedy+replicate",
+            _ => s,
+        };
+        registry().get(s).copied().map_err(|e| e.to_string())
     }
 
     pub fn name(&self) -> &'static str {
@@ -51,6 +47,32 @@ impl MapperKind {
             MapperKind::Anneal => "anneal",
         }
     }
+}
+
+/// The NP simulator's mappers by name, with one help line each.
+pub fn registry() -> pktflow_harness::Registry<MapperKind> {
+    let mut r = pktflow_harness::Registry::new("mapper");
+    r.register(
+        "round-robin",
+        "every task on every PE of its replication scope, interface tasks on their own PEs (no simulation)",
+        MapperKind::RoundRobin,
+    )
+    .register(
+        "greedy",
+        "measure each task on its own PE, then assign tasks to PEs greedily by load",
+        MapperKind::Greedy,
+    )
+    .register(
+        "greedy+replicate",
+        "greedy, then replicate the task with the longest queue while the maximum rate rises",
+        MapperKind::GreedyReplicate,
+    )
+    .register(
+        "anneal",
+        "simulated annealing from the greedy+replicate mapping under a coarse model, checked by a full search",
+        MapperKind::Anneal,
+    );
+    r
 }
 
 /// The PEs of interface tasks and of processing tasks, as [`Mapping::default_for`] splits them:
@@ -643,6 +665,19 @@ pub fn replicate(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn mapper_names_come_from_the_registry() {
+        assert_eq!(registry().names(), MapperKind::NAMES.to_vec());
+        for n in MapperKind::NAMES {
+            assert_eq!(MapperKind::parse(n).unwrap().name(), n);
+        }
+        assert_eq!(MapperKind::parse("rr"), Ok(MapperKind::RoundRobin));
+        assert_eq!(
+            MapperKind::parse("tdpm").unwrap_err(),
+            "unknown mapper 'tdpm' (known: round-robin, greedy, greedy+replicate, anneal)"
+        );
+    }
+
     use super::*;
 
     #[test]

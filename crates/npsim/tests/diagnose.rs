@@ -119,8 +119,15 @@ fn a_replicated_task_bound_by_its_critical_section_is_reported_as_its_lock() {
     let r = search(&a, 4, &m, &["out0"], &t, &cfg(1000.0, 2000));
     let d = diagnose(&r.report, &m, &["Queue".to_string()], 4);
     let top = &d.limits[0];
-    assert_eq!(top.kind, "lock", "{}", d.sentence);
-    assert_eq!(top.resource, "out0");
+    assert_eq!(
+        top.resource,
+        pktflow_harness::Resource::Lock {
+            name: "out0".into(),
+            class: "Queue".into()
+        },
+        "{}",
+        d.sentence
+    );
     assert!(top.share > 0.9, "{}", d.sentence);
     assert!(
         d.sentence.starts_with("lock of out0 (Queue) held "),
@@ -157,11 +164,18 @@ fn an_unreplicated_heavy_task_is_reported_as_the_task_to_replicate() {
     let top = &d.limits[0];
     // The heavy task's single instance and its PE tie; the task (the thing to act on) ranks
     // first.
-    assert_eq!(top.kind, "task", "{}", d.sentence);
-    assert_eq!(top.resource, "heavy");
-    assert!(
+    assert_eq!(
+        top.resource,
+        pktflow_harness::Resource::Task {
+            name: "heavy".into(),
+            class: "Heavy".into()
+        },
+        "{}",
         d.sentence
-            .starts_with("task heavy (Heavy) runs one instance at a time"),
+    );
+    assert!(
+        d.sentence.starts_with("task heavy (Heavy) busy ")
+            && d.sentence.contains("(runs one instance at a time"),
         "{}",
         d.sentence
     );
@@ -199,7 +213,11 @@ fn a_bus_bound_workload_is_reported_as_its_bus() {
     };
     let r = search(&a, 4, &m, &["t"], &t, &cfg(1000.0, 2000));
     let d = diagnose(&r.report, &m, &[], 8);
-    assert_eq!(d.limits[0].kind, "bus", "{}", d.sentence);
+    assert!(
+        matches!(d.limits[0].resource, pktflow_harness::Resource::Bus { .. }),
+        "{}",
+        d.sentence
+    );
     assert!(d.sentence.starts_with("bus xbus"), "{}", d.sentence);
     assert!(!d.sentence.contains("none of"), "{}", d.sentence);
 }

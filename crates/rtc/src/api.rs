@@ -12,6 +12,7 @@ use crate::engine::{
 };
 use crate::tm::{ContentionManager, SignatureKind, Trie};
 use crate::workload::{self, Class, Op, Parametric, TraceCompiler, Workload};
+use pktflow_harness::{Finding, Resource};
 use pktflow_profile::run::{Run, Source};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
@@ -310,6 +311,23 @@ impl SearchSpec {
         }
         Ok(())
     }
+    /// The harness's search settings, starting at `start_cycles` between packets: `tolerance`
+    /// is the bracket's precision; a run passes when it drops nothing and keeps up (the
+    /// harness's keep-up tolerance, its default), or for `confidence90` when 90% of `runs`
+    /// seeds do.
+    fn harness(&self, start_cycles: f64) -> pktflow_harness::SearchConfig {
+        pktflow_harness::SearchConfig {
+            precision: self.tolerance,
+            criterion: match self.criterion {
+                Criterion::Confidence90 => pktflow_harness::Criterion::Confidence90,
+                _ => pktflow_harness::Criterion::ZeroDrop,
+            },
+            confidence_runs: self.runs,
+            start_cycles: start_cycles.min(pktflow_harness::search::MAX_INTER_ARRIVAL_CYCLES),
+            ..pktflow_harness::SearchConfig::default()
+        }
+    }
+
     fn window_cycles(&self, clock_mhz: f64) -> Result<u64, String> {
         let c = (self.window_seconds * clock_mhz * 1e6).round();
         if c < 1.0 || c > MAX_WINDOW_CYCLES as f64 {
@@ -379,7 +397,8 @@ pub struct RtcResult {
     pub aborts_per_transaction: f64,
     pub commit_without_abort: f64,
     pub breakdown: BreakdownShare,
-    pub bottleneck: String,
+    /// The binding resource (none when no packet completed).
+    pub bottleneck: Option<Finding>,
     /// The run at the maximum rate (`run` is the JSON output's record of the command).
     pub report: RunReport,
     pub probes: Vec<Probe>,
@@ -412,6 +431,125 @@ fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
         }
     }
     Trie::train(counts, bits)
+}
+
+/// The run-to-completion engine for the harness ([`crate::engines`]): one workload on one
+/// machine, evaluated at any rate. Repetition `k` runs with seed `search.seed + k`; a run stops
+/// at its first drop; its findings are [`bottleneck`]'s at that rate.
+pub struct RtcEngine {
+    o: EngineOptions,
+    w: Workload,
+    trie: Option<Trie>,
+    window: u64,
+    seed: u64,
+    criterion: Criterion,
+    ports: (u32, f64),
+}
+
+impl RtcEngine {
+    pub fn new(req: &RtcRequest) -> Result<RtcEngine, String> {
+        req.search.validate()?;
+        let o = resolve(req)?;
+        let w = req.workload.load(0)?.workload;
+        let trie = if o.sync == SyncMode::Tm && o.signature == SignatureKind::Trie {
+            Some(train_trie(&req.workload, o.signature_bits)?)
+        } else {
+            None
+        };
+        let window = req.search.window_cycles(o.clock_mhz)?;
+        let name = req.arch.clone().unwrap_or_else(|| "netthreads".into());
+        let arch = pktflow_arch::Arch::load_with(&name, &req.arch_set)?;
+        let pktflow_arch::Body::NetThreads(nt) = &arch.body else {
+            unreachable!("resolve checked the body")
+        };
+        Ok(RtcEngine {
+            o,
+            w,
+            trie,
+            window,
+            seed: req.search.seed,
+            criterion: req.search.criterion,
+            ports: (nt.ethernet_ports, nt.port_rate_gbps as f64),
+        })
+    }
+}
+
+impl pktflow_harness::Engine for RtcEngine {
+    fn name(&self) -> &'static str {
+        "rtc"
+    }
+    fn evaluate(&mut self, ia: f64, k: u32) -> Result<pktflow_harness::Evaluation, String> {
+        use pktflow_harness::Measured;
+        let r = Runner {
+            o: &self.o,
+            w: &self.w,
+            trie: self.trie.clone(),
+            window: self.window,
+        };
+        let rep = r.run(
+            self.seed.wrapping_add(k as u64),
+            Drive {
+                interarrival_cycles: Some(ia),
+                cycles: self.window,
+                stop_on_drop: true,
+                max_arrivals: None,
+            },
+        )?;
+        let share = BreakdownShare::from(&rep.breakdown);
+        let findings = bottleneck(&self.o, &rep, &share, true, self.criterion, self.ports)
+            .into_iter()
+            .collect();
+        let m = Measurement {
+            rep,
+            clock_hz: self.o.clock_mhz * 1e6,
+            bytes: self.w.mean_bytes(),
+        };
+        Ok(pktflow_harness::Evaluation {
+            window: m.window(),
+            clock_hz: m.clock_hz,
+            mean_wire_bytes: m.bytes,
+            invariant_violation: m.invariant_violation(),
+            findings,
+        })
+    }
+}
+
+/// One run as the harness measures it: the window is the whole run (no warm-up); arrivals
+/// are the packets offered, departures the packets completed, drops the packets refused for
+/// lack of room (input slots and MAC buffer full), and the packets in flight at the end the
+/// accepted ones not yet completed (buffered or on a thread).
+struct Measurement {
+    rep: RunReport,
+    clock_hz: f64,
+    bytes: f64,
+}
+
+impl pktflow_harness::Measured for Measurement {
+    fn window(&self) -> pktflow_harness::Window {
+        let r = &self.rep;
+        pktflow_harness::Window {
+            arrivals: r.arrived,
+            departures: r.completed,
+            drops: r.dropped,
+            in_flight_at_start: 0,
+            in_flight_at_end: r.arrived.saturating_sub(r.dropped + r.completed),
+        }
+    }
+    fn clock_hz(&self) -> f64 {
+        self.clock_hz
+    }
+    fn mean_wire_bytes(&self) -> f64 {
+        self.bytes
+    }
+    fn invariant_violation(&self) -> Option<String> {
+        let r = &self.rep;
+        (r.dropped + r.completed > r.arrived).then(|| {
+            format!(
+                "{} packets dropped and {} completed of {} arrived",
+                r.dropped, r.completed, r.arrived
+            )
+        })
+    }
 }
 
 struct Runner<'a> {
@@ -475,139 +613,88 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
         let pps = rep.completed as f64 / (window as f64 / clock_hz);
         (pps, [pps, pps], rep, true)
     } else {
-        let runs = if s.criterion == Criterion::Confidence90 {
-            s.runs
+        // Every rate the harness tries (its inter-arrival time in cycles of this clock) is
+        // one or more runs of `window` cycles; a run stops at its first drop (the zero-drop
+        // criteria need nothing more), and repetition `k` runs with seed `seed + k`.
+        let mut measure = |ia: f64, k: u32| -> Result<Measurement, String> {
+            let rep = r.run(
+                s.seed.wrapping_add(k as u64),
+                Drive {
+                    interarrival_cycles: Some(ia),
+                    cycles: r.window,
+                    stop_on_drop: true,
+                    max_arrivals: None,
+                },
+            )?;
+            Ok(Measurement {
+                rep,
+                clock_hz,
+                bytes,
+            })
+        };
+        // The line rate first: a machine that takes it without a drop is not saturated (its
+        // rate is the ports', never above).
+        let cfg = s.harness(clock_hz / line);
+        let to_probe = |p: &pktflow_harness::Probe| Probe {
+            packets_per_second: clock_hz / p.inter_arrival_cycles,
+            passed: p.sustainable,
+            clean_runs: p.passing_runs,
+            runs_done: p.runs_done,
+            runs: p.runs,
+        };
+        progress(0, 1);
+        let (p, at_line) = pktflow_harness::evaluate(&mut measure, &cfg, clock_hz / line)?;
+        probes.push(to_probe(&p));
+        if p.sustainable {
+            (line, [line, line], at_line.rep, false)
         } else {
-            1
-        };
-        // A first estimate from a short saturated run narrows the bracket.
-        let est_cycles = window.min(2_000_000);
-        let sat = r.run(
-            s.seed,
-            Drive {
-                interarrival_cycles: None,
-                cycles: est_cycles,
-                stop_on_drop: false,
-                max_arrivals: None,
-            },
-        )?;
-        let est = (sat.completed as f64 / (est_cycles as f64 / clock_hz)).max(1.0);
-        let steps_guess = ((1.0 / s.tolerance).log2().ceil() as u32 + 3).max(1);
-        let mut step = 0u32;
-        let mut test =
-            |rate: f64, probes: &mut Vec<Probe>| -> Result<(bool, Option<RunReport>), String> {
-                let ia = clock_hz / rate;
-                let mut clean = 0;
-                let mut done = 0;
-                let mut last = None;
-                for k in 0..runs {
-                    done += 1;
-                    let rep = r.run(
-                        s.seed.wrapping_add(k as u64),
-                        Drive {
-                            interarrival_cycles: Some(ia),
-                            cycles: r.window,
-                            stop_on_drop: true,
-                            max_arrivals: None,
-                        },
-                    )?;
-                    if rep.dropped == 0 {
-                        clean += 1;
+            {
+                // Below the line rate: the search starts at a short saturated run's estimate.
+                let est_cycles = window.min(2_000_000);
+                let sat = r.run(
+                    s.seed,
+                    Drive {
+                        interarrival_cycles: None,
+                        cycles: est_cycles,
+                        stop_on_drop: false,
+                        max_arrivals: None,
+                    },
+                )?;
+                let est = (sat.completed as f64 / (est_cycles as f64 / clock_hz)).clamp(1.0, line);
+                let cfg = s.harness(clock_hz / est);
+                let base = probes.len();
+                let found =
+                    pktflow_harness::max_rate_partial(&mut measure, &cfg, &mut |d, t, _| {
+                        progress((base + d) as u32, (base + t) as u32)
+                    });
+                match found {
+                    Ok(m) => {
+                        probes.extend(m.probes.iter().map(to_probe));
+                        // The line rate failed: a pass above it (a run that is not monotone
+                        // in the rate) does not count.
+                        let pps = m.packets_per_second.min(line);
+                        let hi = m.bracket.packets_per_second[1].min(line);
+                        (pps, [pps, hi], m.report.rep, true)
                     }
-                    // Stop early once the outcome is decided.
-                    let need = (0.9 * runs as f64).ceil() as u32;
-                    let left = runs - k - 1;
-                    let pass_decided = clean >= need;
-                    let fail_decided = clean + left < need;
-                    if k == 0 || rep.dropped == 0 {
-                        last = Some(rep);
+                    Err(stop) if pktflow_model::cancel::is_cancel_message(&stop.message) => {
+                        interrupted = true;
+                        probes.extend(stop.probes.iter().map(to_probe));
+                        let lo = probes
+                            .iter()
+                            .filter(|p| p.passed)
+                            .map(|p| p.packets_per_second)
+                            .fold(0.0, f64::max);
+                        let hi = probes
+                            .iter()
+                            .filter(|p| !p.passed)
+                            .map(|p| p.packets_per_second)
+                            .fold(line, f64::min);
+                        (lo, [lo, hi], RunReport::default(), true)
                     }
-                    if pass_decided || fail_decided {
-                        break;
-                    }
-                }
-                let need = (0.9 * runs as f64).ceil() as u32;
-                let passed = clean >= need;
-                probes.push(Probe {
-                    packets_per_second: rate,
-                    passed,
-                    clean_runs: clean,
-                    runs_done: done,
-                    runs,
-                });
-                step += 1;
-                progress(step, step.max(steps_guess));
-                Ok((passed, if passed { last } else { None }))
-            };
-        let result = (|| -> Result<(f64, f64, Option<RunReport>), String> {
-            let (ok, rep) = test(line, &mut probes)?;
-            if ok {
-                return Ok((line, line, rep));
-            }
-            let (mut lo, mut hi, mut best) = (0.0f64, line, None);
-            // Bracket around the estimate.
-            let up = (est * 1.1).min(line);
-            if up < line {
-                let (ok, rep) = test(up, &mut probes)?;
-                if ok {
-                    lo = up;
-                    best = rep;
-                } else {
-                    hi = up;
+                    Err(stop) => return Err(stop.message),
                 }
             }
-            if lo == 0.0 {
-                let down = (est * 0.9).min(hi * 0.9);
-                let (ok, rep) = test(down, &mut probes)?;
-                if ok {
-                    lo = down;
-                    best = rep;
-                } else {
-                    hi = down;
-                }
-            }
-            while (hi - lo) > s.tolerance * hi {
-                let mid = if lo == 0.0 { hi / 2.0 } else { (lo + hi) / 2.0 };
-                if mid < 1e-3 {
-                    break;
-                }
-                let (ok, rep) = test(mid, &mut probes)?;
-                if ok {
-                    lo = mid;
-                    best = rep;
-                } else {
-                    hi = mid;
-                }
-            }
-            Ok((lo, hi, best))
-        })();
-        let (lo, hi, best) = match result {
-            Ok(x) => x,
-            Err(e) if pktflow_model::cancel::is_cancel_message(&e) && !probes.is_empty() => {
-                interrupted = true;
-                let lo = probes
-                    .iter()
-                    .filter(|p| p.passed)
-                    .map(|p| p.packets_per_second)
-                    .fold(0.0, f64::max);
-                let hi = probes
-                    .iter()
-                    .filter(|p| !p.passed)
-                    .map(|p| p.packets_per_second)
-                    .fold(line, f64::min);
-                (lo, hi, None)
-            }
-            Err(e) => return Err(e),
-        };
-        let rep = match best {
-            Some(b) => b,
-            None if interrupted => RunReport::default(),
-            None => {
-                // Nothing passed (not even a very low rate): report the saturated run.
-                sat
-            }
-        };
-        (lo, [lo, hi], rep, lo < line)
+        }
     };
     let cores = o.cores as f64;
     let secs = rep.cycles.max(1) as f64 / clock_hz;
@@ -618,7 +705,14 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
     };
     let tx = rep.transactions.max(1) as f64;
     let share = BreakdownShare::from(&rep.breakdown);
-    let bottleneck = bottleneck(&o, &rep, &share, saturated, s.criterion);
+    let bottleneck = bottleneck(
+        &o,
+        &rep,
+        &share,
+        saturated,
+        s.criterion,
+        (nt.ethernet_ports, nt.port_rate_gbps as f64),
+    );
     Ok(RtcResult {
         app: req.workload.app.clone(),
         criterion: s.criterion,
@@ -657,63 +751,133 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
     })
 }
 
-/// The limiting factor in words, from the run at the maximum rate.
+/// The binding resource of the run at the maximum rate, in the harness's vocabulary. The
+/// candidates are the issue-slot categories of the breakdown: computation when the cores issue
+/// in at least 80% of their cycles, otherwise the largest non-busy category (locks or
+/// transaction restarts, hazard bubbles, memory, shared-cache replays, idle threads). Aborts
+/// (their share of redone work and the structure most came from) and the lock-aware scheduler
+/// are added as evidence and advice. `None` when no packet completed.
 fn bottleneck(
     o: &EngineOptions,
     rep: &RunReport,
     b: &BreakdownShare,
     saturated: bool,
     criterion: Criterion,
-) -> String {
+    ports: (u32, f64),
+) -> Option<Finding> {
     if !saturated {
-        return "none inside the machine: it keeps up with the ports' line rate".into();
+        return Some(Finding::with_advice(
+            Resource::Ports {
+                count: ports.0,
+                gbps_each: ports.1,
+            },
+            1.0,
+            vec!["the machine keeps up with the ports' line rate without a drop".into()],
+            "none inside the machine binds: only a faster link would show its own limit".into(),
+        ));
     }
     if rep.completed == 0 {
-        return "no packet completed in the window".into();
+        return None;
     }
     let pct = |x: f64| format!("{:.0}%", 100.0 * x);
-    let mut parts = Vec::new();
+    let lock = if o.sync == SyncMode::Tm {
+        Resource::Aborts {
+            structure: top_abort_structure(rep).unwrap_or_else(|| "shared state".into()),
+        }
+    } else {
+        Resource::Lock {
+            name: "critical sections".into(),
+            class: format!("{} mutexes", o.mutexes),
+        }
+    };
+    let idle = if o.mode == ExecMode::Pipeline {
+        (
+            Resource::Task {
+                name: "slowest pipeline stage".into(),
+                class: "pipeline".into(),
+            },
+            "pipeline imbalance: threads wait for their stage's next packet (the slowest stage sets the rate)",
+        )
+    } else {
+        (
+            Resource::InputBuffer {
+                slots: o.input_slots,
+            },
+            "idle threads: packets are not arriving fast enough to keep every thread busy (bursts fill the input buffer)",
+        )
+    };
     let cats = [
-        (b.locked, "synchronization: threads wait for locks or transaction restarts"),
-        (b.hazard_bubble, "pipeline hazards: too few ready threads to hide them"),
-        (b.other, "memory: loads wait for data-cache misses or the memory queue"),
-        (b.squashed, "shared-cache contention: accesses replayed behind other threads' writes"),
-        (b.no_packet, "idle threads: packets are not arriving fast enough to keep every thread busy (bursts fill the input buffer)"),
+        (
+            b.locked,
+            lock,
+            "synchronization: threads wait for locks or transaction restarts",
+        ),
+        (
+            b.hazard_bubble,
+            Resource::IssueSlots,
+            "pipeline hazards: too few ready threads to hide them",
+        ),
+        (
+            b.other,
+            Resource::Memory {
+                name: "data cache and memory queue".into(),
+            },
+            "memory: loads wait for data-cache misses or the memory queue",
+        ),
+        (
+            b.squashed,
+            Resource::Memory {
+                name: "shared data cache".into(),
+            },
+            "shared-cache contention: accesses replayed behind other threads' writes",
+        ),
+        (b.no_packet, idle.0, idle.1),
     ];
-    let (share, mut what) = cats
-        .iter()
-        .copied()
-        .fold((0.0, ""), |a, x| if x.0 > a.0 { x } else { a });
-    if o.mode == ExecMode::Pipeline && what == cats[4].1 {
-        what = "pipeline imbalance: threads wait for their stage's next packet (the slowest stage sets the rate)";
-    }
-    if b.busy >= 0.8 {
-        parts.push(format!(
+    let mut evidence = Vec::new();
+    let (resource, share, mut advice) = if b.busy >= 0.8 {
+        evidence.push(format!(
             "computation: the cores issue an instruction in {} of their cycles",
             pct(b.busy)
         ));
-    } else if share > 0.0 {
-        parts.push(format!("{what} ({} of issue slots)", pct(share)));
-    }
+        (
+            Resource::IssueSlots,
+            b.busy,
+            "fewer instructions per packet, or more cores".to_string(),
+        )
+    } else {
+        let mut best = 0;
+        for (i, c) in cats.iter().enumerate() {
+            if c.0 > cats[best].0 {
+                best = i;
+            }
+        }
+        let (share, r, what) = cats[best].clone();
+        evidence.push(format!("{what} ({} of issue slots)", pct(share)));
+        let advice = r.default_advice().to_string();
+        (r, share, advice)
+    };
     if rep.aborts > 0 && rep.instructions > 0 {
         let wasted = rep.wasted_instructions as f64 / rep.instructions as f64;
-        let top = rep
-            .aborts_by_structure
-            .iter()
-            .max_by_key(|x| x.1)
-            .map(|x| x.0.clone())
-            .unwrap_or_default();
-        parts.push(format!(
-            "aborted transactions redo {} of the work ({} aborts per transaction, mostly on {top})",
+        evidence.push(format!(
+            "aborted transactions redo {} of the work ({:.2} aborts per transaction, mostly on {})",
             pct(wasted),
-            format_args!("{:.2}", rep.aborts as f64 / rep.transactions.max(1) as f64)
+            rep.aborts as f64 / rep.transactions.max(1) as f64,
+            top_abort_structure(rep).unwrap_or_default()
         ));
     }
     if criterion != Criterion::Saturation && o.scheduler == Scheduler::RoundRobin && b.locked > 0.2
     {
-        parts.push("the lock-aware scheduler would give spinning threads' slots away".into());
+        advice.push_str("; the lock-aware scheduler would give spinning threads' slots away");
     }
-    parts.join("; ")
+    Some(Finding::with_advice(resource, share, evidence, advice))
+}
+
+/// The data structure most aborts came from.
+fn top_abort_structure(rep: &RunReport) -> Option<String> {
+    rep.aborts_by_structure
+        .iter()
+        .max_by_key(|x| x.1)
+        .map(|x| x.0.clone())
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -828,7 +992,8 @@ mod tests {
         assert!(r.probes.iter().any(|p| p.passed) && r.probes.iter().any(|p| !p.passed));
         assert_eq!(r.report.dropped, 0);
         assert_eq!(r.report.breakdown.total(), r.report.cycles * 2);
-        assert!(!r.bottleneck.is_empty());
+        let b = r.bottleneck.as_ref().unwrap();
+        assert!(b.sentence.starts_with(&b.resource.describe()));
         // Determinism.
         let again = rtc(&req("echo"), &mut |_, _| {}).unwrap();
         assert_eq!(r.packets_per_second, again.packets_per_second);

@@ -6,6 +6,7 @@
 //!   trace), the thesis's echo, and appendix B's parametric benchmark;
 //! * [`engine`]: the cycle-level machine (cores, thread contexts, schedulers, shared data cache,
 //!   memory queue, mutex unit, input buffering, NetTM);
+//! * [`engines`]: the harness's engine registry (`npsim`, `rtc`);
 //! * [`tm`]: the reusable conflict-detection layer (signatures, hashes, contention managers),
 //!   independent of the engine;
 //! * [`conflicts`]: conflicting packets within windows, from the traces alone;
@@ -14,5 +15,6 @@
 pub mod api;
 pub mod conflicts;
 pub mod engine;
+pub mod engines;
 pub mod tm;
 pub mod workload;

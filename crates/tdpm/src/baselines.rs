@@ -23,6 +23,73 @@ use crate::cost::{Mapping, Model, Task};
 use crate::error::TdpmError;
 use crate::heuristic::{self, critical_ppfs, Options, Plan, Steps};
 
+/// The TDPM model's mappers by name, with one help line each (`tdpm-all` is an alias of
+/// `tdpm`).
+pub fn registry() -> pktflow_harness::Registry<()> {
+    let mut r = pktflow_harness::Registry::new("mapper");
+    r.register(
+        "tdpm",
+        "the full heuristic, critical and non-critical paths apart",
+        (),
+    )
+    .register(
+        "tdpm-refine",
+        "the full heuristic, then local refinement of its plan",
+        (),
+    )
+    .register(
+        "tdpm-s",
+        "the heuristic without telling critical from non-critical paths",
+        (),
+    )
+    .register(
+        "comm",
+        "greedy grouping to cut communication, every task duplicated equally",
+        (),
+    )
+    .register(
+        "res",
+        "resources and costs but never grouping critical tasks",
+        (),
+    )
+    .register("base", "every task on the XScale core (the worst case)", ())
+    .register("optimal", "exhaustive search for small models", ());
+    r
+}
+
+/// Every mapper of pktflow, the TDPM model's and the NP simulator's, with the command that runs
+/// it: (name, help, family).
+pub fn all_mappers() -> Vec<(&'static str, &'static str, &'static str)> {
+    let mut v: Vec<_> = registry()
+        .entries()
+        .iter()
+        .map(|e| (e.name, e.help, "tdpm (pktflow map)"))
+        .collect();
+    v.extend(pktflow_npsim::mapper::registry().entries().iter().map(|e| {
+        (
+            e.name,
+            e.help,
+            "npsim (pktflow np maxrate/explore --mapper)",
+        )
+    }));
+    v
+}
+
+/// The unknown-name message of the TDPM registry, with a pointer when `name` is a mapper of the
+/// NP simulator.
+fn unknown(name: &str) -> String {
+    let mut m = match registry().get(name) {
+        Err(e) => e.to_string(),
+        Ok(_) => return String::new(),
+    };
+    if pktflow_npsim::mapper::registry().get(name).is_ok() {
+        m.push_str(&format!(
+            "; '{name}' is a mapper of the NP simulator (pktflow np maxrate/explore --mapper)"
+        ));
+    }
+    m
+}
+
 pub const MAPPERS: &[&str] = &[
     "tdpm",
     "tdpm-refine",
@@ -68,10 +135,7 @@ fn map_uninterrupted(model: &Model, name: &str, opts: &Options) -> Result<Plan, 
         "res" => res(model, opts),
         "base" => base(model),
         "optimal" => crate::optimal::optimal(model, &crate::optimal::Limits::default()),
-        _ => Err(TdpmError::Request(format!(
-            "unknown mapper '{name}' (expected one of {})",
-            MAPPERS.join(", ")
-        ))),
+        _ => Err(TdpmError::Request(unknown(name))),
     }
 }
 
@@ -197,6 +261,23 @@ pub fn comm(model: &Model) -> Result<Plan, TdpmError> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn one_registry_names_every_mapper_and_points_across_engines() {
+        assert_eq!(super::registry().names(), super::MAPPERS.to_vec());
+        let all = super::all_mappers();
+        assert!(all.iter().any(|m| m.0 == "tdpm-refine"));
+        assert!(all
+            .iter()
+            .any(|m| m.0 == "greedy+replicate" && m.2.starts_with("npsim")));
+        assert!(all.iter().all(|m| !m.1.is_empty()));
+        let e = super::unknown("anneal");
+        assert!(
+            e.starts_with("unknown mapper 'anneal' (known: tdpm, ") && e.contains("NP simulator"),
+            "{e}"
+        );
+        assert!(!super::unknown("nope").contains("NP simulator"));
+    }
+
     use super::*;
     use crate::cost::Machine;
     use crate::gen;
