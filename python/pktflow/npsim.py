@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import enum
 import json
-import math
 from typing import Any, Callable, List, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
+from pktflow._request import choice, finite_or_name
 
 __all__ = [
     "Arrivals",
@@ -167,15 +167,7 @@ def slow_path_options(
     return {"slow_path": sp} if sp else {}
 
 
-def _choice(value: Any, enum_cls: type, what: str) -> Optional[str]:
-    """A choice as its string (an Enum member or its value); None stays None."""
-    if value is None:
-        return None
-    v = value.value if isinstance(value, enum.Enum) else str(value)
-    allowed = [e.value for e in enum_cls]
-    if v not in allowed:
-        raise PktflowError(f"{what} must be one of {', '.join(allowed)}, got {v!r}")
-    return v
+_choice = choice
 
 
 def _num(x: Any) -> Any:
@@ -183,9 +175,7 @@ def _num(x: Any) -> Any:
     (JSON has no literal for them), so the error names the option."""
     if isinstance(x, bool) or x is None:
         return x
-    if isinstance(x, float) and not math.isfinite(x):
-        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
-    return x
+    return finite_or_name(x) if isinstance(x, float) else x
 
 
 def _set(d: dict, key: str, value: Any) -> None:

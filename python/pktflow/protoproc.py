@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import enum
 import json
-import math
 from typing import Any, Callable, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
+from pktflow._request import choice, finite_or_name
 
 __all__ = ["App", "CostSet", "Notify", "Policy", "Spread", "model", "simulate", "table2"]
 
@@ -73,10 +73,7 @@ def _num(x: Any) -> Any:
     """A float for Rust; NaN and infinities as the strings Rust's validation reads."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         raise PktflowError(f"expected a number, got {x!r}")
-    x = float(x)
-    if math.isfinite(x):
-        return x
-    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return finite_or_name(float(x))
 
 
 def _int(name: str, x: Any, hi: int = 2**64 - 1) -> int:
@@ -88,11 +85,7 @@ def _int(name: str, x: Any, hi: int = 2**64 - 1) -> int:
 
 
 def _choice(name: str, x: Any, kind: type[enum.Enum]) -> str:
-    v = x.value if isinstance(x, enum.Enum) else str(x)
-    allowed = [m.value for m in kind]
-    if v not in allowed:
-        raise PktflowError(f"{name} must be one of {', '.join(allowed)}, got {v!r}")
-    return v
+    return choice(x, kind, name)
 
 
 def model(

@@ -22,6 +22,7 @@ import math
 from typing import Any, Callable, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
+from pktflow._request import choice
 
 __all__ = ["Scheduler", "Sync", "Mode", "Cm", "Signature", "Criterion", "run", "conflicts"]
 
@@ -75,15 +76,7 @@ class Criterion(str, enum.Enum):
     saturation = "saturation"
 
 
-def _choice(value: Any, enum_cls: type, option: str) -> Optional[str]:
-    if value is None:
-        return None
-    if isinstance(value, enum_cls):
-        return value.value
-    names = [m.value for m in enum_cls]
-    if str(value) not in names:
-        raise PktflowError(f"{option}: unknown value '{value}' (expected {', '.join(names)})")
-    return str(value)
+_choice = choice
 
 
 def _positive(x: Any, option: str) -> float:

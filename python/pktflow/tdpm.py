@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import enum
 import json
-import math
 from typing import Any, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
+from pktflow._request import finite_or_name
 
 __all__ = ["MAPPERS", "TdpmMapper", "map_app"]
 
@@ -44,10 +44,7 @@ MAPPERS = tuple(m.value for m in TdpmMapper)
 
 def _num(x: float) -> Any:
     """NaN and infinities as the strings Rust's validation reads (so the error names the option)."""
-    x = float(x)
-    if math.isfinite(x):
-        return x
-    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return finite_or_name(float(x))
 
 
 def map_app(
