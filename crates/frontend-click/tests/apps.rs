@@ -94,11 +94,7 @@ fn nat_gateway() {
     };
     assert_eq!(ports(false), vec![0, 1]);
     assert_eq!(ports(true), vec![0, 1]);
-    for class in [
-        "IPClassifier",
-        "IPRewriterPatterns",
-        "ARPResponder",
-    ] {
+    for class in ["IPClassifier", "IPRewriterPatterns", "ARPResponder"] {
         assert!(g.elements.iter().any(|e| e.class == class), "{}", class);
     }
     // Checksums are updated incrementally by the rewriters, never recomputed over the payload.

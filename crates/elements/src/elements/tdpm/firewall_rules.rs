@@ -330,7 +330,11 @@ struct FirewallRules {
 
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "FirewallRules";
-    let mut a = Args::parse(c, config, &["RANDOM", "SEED", "NETS", "DEFAULT", "OFFSET", "LOOKUP"]);
+    let mut a = Args::parse(
+        c,
+        config,
+        &["RANDOM", "SEED", "NETS", "DEFAULT", "OFFSET", "LOOKUP"],
+    );
     let mut rules = Vec::new();
     for (k, r) in a.take_all_positional().iter().enumerate() {
         rules.push(parse_rule(r).map_err(|e| format!("{c}: rule {}: {e}", k + 1))?);
@@ -542,8 +546,15 @@ mod tests {
         let c = cost(f.as_mut(), pkt(1, [5, 5, 5, 5], [8, 8, 8, 8], 0, 0));
         assert_eq!(c, (12 + 3 * 3 + 2 * 10 + 4, (3 + 8) * 4, 12, 1));
         // The default is the bit-vector lookup.
-        let mut d = make(&rules36("bitvector").replace(", LOOKUP bitvector", ""), &env).unwrap();
-        assert_eq!(cost(d.as_mut(), pkt(6, [5, 5, 5, 5], [10, 1, 1, 1], 999, 80)).0, 57);
+        let mut d = make(
+            &rules36("bitvector").replace(", LOOKUP bitvector", ""),
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            cost(d.as_mut(), pkt(6, [5, 5, 5, 5], [10, 1, 1, 1], 999, 80)).0,
+            57
+        );
     }
 
     #[test]
@@ -569,9 +580,19 @@ mod tests {
         let mut x = 12345u32;
         for _ in 0..500 {
             x = x.wrapping_mul(1664525).wrapping_add(1013904223);
-            let dst = if x & 1 == 0 { [10, (x >> 8) as u8, 1, 2] } else { [192, 168, 1, (x >> 8) as u8] };
+            let dst = if x & 1 == 0 {
+                [10, (x >> 8) as u8, 1, 2]
+            } else {
+                [192, 168, 1, (x >> 8) as u8]
+            };
             let proto = [6, 17, 1][(x >> 20) as usize % 3];
-            let p = pkt(proto, (x ^ 0x5a5a_5a5a).to_be_bytes(), dst, (x >> 3) as u16, [80, 53, 23, 443][(x >> 28) as usize % 4]);
+            let p = pkt(
+                proto,
+                (x ^ 0x5a5a_5a5a).to_be_bytes(),
+                dst,
+                (x >> 3) as u16,
+                [80, 53, 23, 443][(x >> 28) as usize % 4],
+            );
             assert_eq!(cost(a.as_mut(), p.clone()).3, cost(b.as_mut(), p).3);
         }
     }
