@@ -38,10 +38,12 @@
 //! packet-data write and a 2-byte meta-data write. Miss: an 8-byte write of the entry (object 0),
 //! an 8-byte write of the held-packet list (dynamic state object 1, key = the IP), 12
 //! instructions; a query adds 30 instructions and a 42-byte packet-data write. Input 1: 8
-//! instructions, a 28-byte packet-data read, an 8-byte entry read and write (object 0, key = the
-//! sender IP), an 8-byte read of the held list (object 1) and, per packet released, 10
+//! instructions, an 18-byte packet-data read, an 8-byte entry read and write (object 0, key =
+//! the sender IP), an 8-byte read of the held list (object 1) and, per packet released, 10
 //! instructions, an 8-byte held-list write, a 14-byte packet-data write and a 2-byte meta-data
-//! write.
+//! write. The 18 bytes are the fields Click's `ARPQuerier::handle_response` reads: the Ethernet
+//! type, `ar_hrd`, `ar_pro`, `ar_op`, `arp_spa` and `arp_sha`; the earlier rule read the whole
+//! 28-byte ARP body (lengths and target fields Click never looks at) and not the type.
 use crate::conf::{parse_ether, parse_ip, parse_uint, split_words, Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports};
@@ -351,11 +353,18 @@ impl ARPQuerier {
     fn handle_arp(&mut self, p: Packet, cx: &mut Cx) {
         cx.instr(8);
         let d = p.data();
-        if d.len() < net::ETHER_LEN + net::ARP_LEN || net::ether_type(d) != net::ETHERTYPE_ARP {
+        if d.len() < net::ETHER_LEN + net::ARP_LEN {
             cx.drop_packet(p, "not an ARP reply");
             return;
         }
-        cx.read_pkt(28);
+        // The fields Click's handle_response reads: the Ethernet type, then ar_hrd, ar_pro,
+        // ar_op, arp_spa and arp_sha (2 + 2 + 2 + 2 + 4 + 6 bytes).
+        cx.read_pkt(2);
+        if net::ether_type(d) != net::ETHERTYPE_ARP {
+            cx.drop_packet(p, "not an ARP reply");
+            return;
+        }
+        cx.read_pkt(16);
         let a = &d[net::ETHER_LEN..];
         if !net::arp_ok(a) || net::arp_op(a) != net::ARP_OP_REPLY {
             cx.drop_packet(p, "not an ARP reply");
@@ -511,6 +520,30 @@ mod tests {
         let (out, _) = push_at(e.as_mut(), 0, ip_to(peer, 5), 400_000_000_000);
         assert_eq!(out.len(), 1);
         assert_eq!(net::ether_type(out[0].1.data()), net::ETHERTYPE_ARP);
+    }
+
+    #[test]
+    fn a_reply_reads_the_fields_click_reads() {
+        let mut e = make("ARPQuerier", "192.168.1.1, 00:00:c0:4f:71:ef");
+        let peer = [192, 168, 1, 7];
+        let reply = arp(2, PEER_ETH, peer, MYETH, MY);
+        let (_, t) = push_at(e.as_mut(), 1, Packet::from_bytes(&reply), 1_000);
+        let read: u32 = t
+            .accesses
+            .iter()
+            .filter(|m| m.mem == MemType::PacketData)
+            .map(|m| m.bytes)
+            .sum();
+        assert_eq!(read, 18);
+        // A hit writes the 14-byte Ethernet header.
+        let (_, t) = push_at(e.as_mut(), 0, ip_to(peer, 5), 2_000);
+        let pd: Vec<_> = t
+            .accesses
+            .iter()
+            .filter(|m| m.mem == MemType::PacketData)
+            .map(|m| (m.kind, m.bytes))
+            .collect();
+        assert_eq!(pd, vec![(pktflow_model::AccessKind::Write, 14)]);
     }
 
     #[test]

@@ -20,11 +20,19 @@
 //!
 //! Ports: 1 agnostic input, 1-2 outputs (output 0 agnostic, output 1 push).
 //! Costs: 6 instructions and a 1-byte packet-data read (version/length); with CHECKSUM one
-//! instruction per 16-bit header word and a read of the whole header (else a 4-byte read of the
-//! length fields); 3 instructions per source-address list entry compared and a 4+4-byte read of
-//! the addresses when source checks are on; 4 instructions, a 2-byte meta-data read of the
-//! packet length, and on success a 2-byte network-header and 4-byte destination annotation
-//! write (+2 bytes when trimming changes the length). Address lists are immediates.
+//! instruction per 16-bit header word and a read of the rest of the header (header length - 1
+//! bytes; else a 2-byte read of the total length); 3 instructions per source-address list entry
+//! compared, and, when source checks are on without CHECKSUM, a 4+4-byte read of the addresses;
+//! 4 instructions, a 2-byte meta-data read of the packet length, and on success a 2-byte
+//! network-header and 4-byte destination annotation write (+2 bytes when trimming changes the
+//! length). Address lists are immediates.
+//!
+//! Why the header is counted once: Click's `CheckIPHeader::simple_action` reads `ip_v`/`ip_hl`,
+//! sums the `hlen` header bytes (`click_in_cksum`), then reads `ip_len`, `ip_src` and `ip_dst`,
+//! all inside those same `hlen` bytes; a compiled NP task keeps the header it summed in its
+//! transfer registers, so the distinct packet bytes it touches are the header, once (20 B for
+//! a header without options). The earlier rule counted the version byte, the header and the
+//! addresses again: 29 B per packet.
 use crate::conf::{parse_bool, parse_ip, parse_prefix, parse_uint, split_words, Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports};
@@ -150,13 +158,15 @@ impl CheckIPHeader {
             return Some("bad IP header length");
         }
         if self.checksum {
+            // The checksum loop reads the rest of the header (the first byte is already
+            // loaded); every later field it needs comes from this one read of the header.
             cx.instr(hl as u32 / 2);
-            cx.read_pkt(hl as u32);
+            cx.read_pkt(hl as u32 - 1);
             if net::ip_header_sum(h) != 0 {
                 return Some("bad IP checksum");
             }
         } else {
-            cx.read_pkt(4);
+            cx.read_pkt(2);
         }
         let len = net::ip_total_len(h);
         if len < hl || len > h.len() {
@@ -255,6 +265,43 @@ mod tests {
         let mut cx = crate::cx::Cx::new();
         let r = e.simple_action(p, &mut cx);
         (r.into_iter().collect(), cx.trace().clone())
+    }
+
+    /// Bytes of memory type `m` a trace reads (`r`) or writes.
+    fn bytes(t: &pktflow_model::PacketTrace, m: pktflow_model::MemType, r: bool) -> u32 {
+        let k = if r {
+            pktflow_model::AccessKind::Read
+        } else {
+            pktflow_model::AccessKind::Write
+        };
+        t.accesses
+            .iter()
+            .filter(|a| a.mem == m && a.kind == k)
+            .map(|a| a.bytes)
+            .sum()
+    }
+
+    #[test]
+    fn the_header_is_read_once() {
+        use pktflow_model::MemType::{PacketData, PacketMeta};
+        // 20-byte header, checksum and source checks on (the router's configuration).
+        let b = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &[], 30, 0);
+        let mut e = make("CheckIPHeader", CFG);
+        let (out, t) = push_e(e.as_mut(), Packet::from_bytes(&b));
+        assert_eq!(out.len(), 1);
+        assert_eq!(bytes(&t, PacketData, true), 20);
+        assert_eq!(bytes(&t, PacketData, false), 0);
+        assert_eq!(bytes(&t, PacketMeta, true), 2);
+        assert_eq!(bytes(&t, PacketMeta, false), 6);
+        // A 24-byte header (one option word): 24 bytes.
+        let b = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &[1, 1, 1, 0], 30, 0);
+        let (_, t) = push_e(e.as_mut(), Packet::from_bytes(&b));
+        assert_eq!(bytes(&t, PacketData, true), 24);
+        // Without CHECKSUM: the version byte, the total length, the two addresses.
+        let mut e = make("CheckIPHeader", "CHECKSUM false, BADSRC 1.2.3.4");
+        let b = ipv4([10, 0, 0, 2], [192, 168, 1, 9], 64, &[], 30, 0);
+        let (_, t) = push_e(e.as_mut(), Packet::from_bytes(&b));
+        assert_eq!(bytes(&t, PacketData, true), 1 + 2 + 8);
     }
 
     #[test]
