@@ -277,3 +277,19 @@ def test_experiment_progress_prints_rate_and_eta_in_a_log(monkeypatch, capsys):
         t.remove_task(k)
     err = capsys.readouterr().err
     assert "Figure 7 router: 3/4 points" in err and "ETA" in err and "point 3" in err
+
+
+def test_progress_prints_between_updates_off_a_terminal(monkeypatch, capsys):
+    """A step longer than the progress interval (one slow simulation) still prints a line with
+    rate and ETA every interval in a log, not only when the next update arrives."""
+    import time
+
+    from pktflow._ui import progress
+
+    monkeypatch.setenv("PKTFLOW_PROGRESS_SECONDS", "0.05")
+    with progress("search", "simulations", total=10) as p:
+        p.update(1, label="first")
+        time.sleep(0.4)  # no update meanwhile
+    lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("search: 1/10")]
+    assert len(lines) >= 3, lines
+    assert all("ETA" in ln for ln in lines)

@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import IO, Any, Iterator, Optional, Sequence
@@ -114,8 +115,23 @@ class Progress:
         self._tty = sys.stderr.isatty()
         self._bar = None
         self._task = None
+        self._lock = threading.Lock()
+        self._stop: Optional[threading.Event] = None
+
+    def _heartbeat(self, stop: threading.Event) -> None:
+        # Off a terminal, a step that runs longer than the interval between updates (one
+        # simulation of a long search, one slow point) still prints its line every interval.
+        while not stop.wait(self.interval):
+            with self._lock:
+                if time.monotonic() - self._last >= self.interval:
+                    self._last = time.monotonic()
+                    sys.stderr.write(self.line() + "\n")
+                    sys.stderr.flush()
 
     def __enter__(self) -> "Progress":
+        if not self._tty and self.interval > 0:
+            self._stop = threading.Event()
+            threading.Thread(target=self._heartbeat, args=(self._stop,), daemon=True).start()
         if self._tty:
             from rich.progress import (
                 BarColumn,
@@ -173,13 +189,16 @@ class Progress:
             r = f"{done / el:,.2f} {self.unit}/s" if done and el > 0 else ""
             self._bar.update(self._task, completed=done, total=self.total, description=self.label, rate=r)
             return
-        now = time.monotonic()
-        if now - self._last >= self.interval:
-            self._last = now
-            sys.stderr.write(self.line() + "\n")
-            sys.stderr.flush()
+        with self._lock:
+            now = time.monotonic()
+            if now - self._last >= self.interval:
+                self._last = now
+                sys.stderr.write(self.line() + "\n")
+                sys.stderr.flush()
 
     def __exit__(self, *exc) -> None:
+        if self._stop is not None:
+            self._stop.set()
         if self._bar is not None:
             self._bar.__exit__(*exc)
         elif time.monotonic() - self.t0 >= self.interval:
