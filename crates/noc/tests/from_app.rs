@@ -179,3 +179,139 @@ fn a_click_file_runs_and_a_mesh_of_one_tile_holds_everything() {
     assert!(e.contains("tiny.click") && !e.contains('\n'), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A cycle that every packet crosses (TTL 1: DecIPTTL -> ICMPError -> back to the header
+/// check, as in the IP router's error paths): the closing connection is a back edge, its
+/// stream starts with one packet's items, and the pipelined loop simulates without deadlock.
+#[test]
+fn a_crossed_cycle_is_pipelined_by_one_packet() {
+    let dir = std::env::temp_dir().join(format!("pktflow-from-app-cyc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("ttl.click");
+    std::fs::write(
+        &f,
+        "src :: InfiniteSource(DATA \\<4500001c000100000111a5ce0a0000020a0000010035003500080000>, LIMIT 40);\n\
+         ck :: CheckIPHeader;\n\
+         dt :: DecIPTTL;\n\
+         src -> ck -> GetIPAddress(16) -> dt -> Discard;\n\
+         dt[1] -> ICMPError(10.0.0.1, timeexceeded) -> ck;\n",
+    )
+    .unwrap();
+    let out = stream_run(&format!(
+        r#"{{"graph":"{}","mesh":"3x3","rate":1e7,"warmup":500,"measure":5000,"anneal_moves":1000}}"#,
+        f.to_str().unwrap()
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let back: Vec<&Value> = v["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["back_edge"] == true)
+        .collect();
+    assert_eq!(back.len(), 1, "{}", v["connections"]);
+    assert_eq!(back[0]["to"], "ck");
+    // every packet comes back once as an ICMP error (generated while it is handled)
+    assert_eq!(
+        back[0]["packets_per_packet"].as_f64().unwrap(),
+        1.0,
+        "{}",
+        back[0]
+    );
+    for s in back[0]["streams"].as_array().unwrap() {
+        let r = &v["routes"][s.as_u64().unwrap() as usize];
+        assert!(r["initial_items"].as_f64().unwrap() >= r["items"].as_f64().unwrap().ceil());
+    }
+    assert!(
+        v["sustainable_rate_pps"].as_f64().unwrap() > 0.0,
+        "{}",
+        v["points"]
+    );
+    check_placed(&v);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+mod fuzz {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn one_line(r: Result<String, pktflow_noc::NocError>) {
+        if let Err(e) = r {
+            let m = e.to_string();
+            assert!(!m.is_empty() && !m.contains('\n'), "{m:?}");
+        }
+    }
+
+    const FIELDS: &[&str] = &[
+        "rate",
+        "packets",
+        "edge_bytes",
+        "descriptor_bytes",
+        "clock_hz",
+        "cycles_per_instruction",
+        "mesh",
+        "seed",
+        "measure",
+        "warmup",
+        "anneal_moves",
+        "routing",
+        "comm",
+    ];
+    const HOSTILE: &[&str] = &[
+        "0",
+        "-1",
+        "1.5",
+        "\"nan\"",
+        "\"inf\"",
+        "1e300",
+        "null",
+        "true",
+        "[]",
+        "{}",
+        "\"\"",
+        "\"0x0\"",
+        "18446744073709551616",
+        "\"descriptor\"",
+        "\"packet\"",
+        "3",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, .. ProptestConfig::default() })]
+
+        /// Arbitrary request text for an application never panics.
+        #[test]
+        fn arbitrary_request_text(s in ".{0,200}") {
+            one_line(stream_run(&format!(r#"{{"graph":"router","rate":1e6,{s}}}"#)));
+            one_line(stream_run(&s));
+        }
+
+        /// A valid small request with one field replaced by a hostile value: a result or one
+        /// line naming the problem.
+        #[test]
+        fn one_hostile_field(f in 0..FIELDS.len(), h in 0..HOSTILE.len()) {
+            let req = format!(
+                r#"{{"graph":"nat","rate":1e6,"packets":20,"no_sim":true,"anneal_moves":200,"{}":{}}}"#,
+                FIELDS[f], HOSTILE[h]
+            );
+            one_line(stream_run(&req));
+        }
+
+        /// A Click file of arbitrary bytes, or a valid one with a span replaced: never a panic.
+        #[test]
+        fn click_file_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..300),
+                            cut in 0usize..80, junk in "[ -~]{0,12}") {
+            let dir = std::env::temp_dir().join(format!("pktflow-from-app-fuzz-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let f = dir.join("f.click");
+            std::fs::write(&f, &bytes).unwrap();
+            let req = format!(r#"{{"graph":"{}","rate":1e6,"packets":10,"no_sim":true,"anneal_moves":100}}"#, f.display());
+            one_line(stream_run(&req));
+            let good = "FromDevice(eth0) -> Strip(14) -> CheckIPHeader -> Queue(64) -> ToDevice(eth1);\n";
+            let at = cut.min(good.len());
+            let text = format!("{}{}{}", &good[..at], junk, &good[(at + 3).min(good.len())..]);
+            std::fs::write(&f, text).unwrap();
+            one_line(stream_run(&req));
+        }
+    }
+}

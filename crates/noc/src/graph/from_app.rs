@@ -139,6 +139,9 @@ pub struct AppGraph {
 }
 
 fn app_err(app: &str, msg: String) -> NocError {
+    if pktflow_model::cancel::is_cancel_message(&msg) {
+        return NocError::Interrupted;
+    }
     NocError::Field {
         field: format!("application `{app}`:"),
         msg: msg.replace('\n', "; "),
@@ -148,7 +151,12 @@ fn app_err(app: &str, msg: String) -> NocError {
 /// Run `app` functionally on `source` and measure each element's visits and instructions and
 /// each connection's crossings. `out_dir` receives the files a `ToDump` would write.
 pub fn profile_app(app: &str, source: &Source, out_dir: &Path) -> Result<AppProfile> {
-    let mut run = Run::start(app, source, out_dir).map_err(|e| app_err(app, e))?;
+    let mut run = Run::start(app, source, out_dir).map_err(|e| {
+        app_err(
+            app,
+            e.replace("without --trace or --synthetic", "without --packets"),
+        )
+    })?;
     let graph = run.app.graph.clone();
     let n = graph.elements.len();
     let role: Vec<Role> = (0..n).map(|i| run.router.element(i).role()).collect();
@@ -281,7 +289,7 @@ pub fn to_stream_graph(p: &AppProfile, eb: EdgeBytes, item_bits: u32) -> Result<
     if p.packets == 0 {
         return Err(app_err(&p.name, "no packet was profiled".into()));
     }
-    if item_bits == 0 || item_bits % 8 != 0 {
+    if item_bits == 0 || !item_bits.is_multiple_of(8) {
         return Err(NocError::Param(format!(
             "item_bits {item_bits} must be a positive multiple of 8"
         )));
