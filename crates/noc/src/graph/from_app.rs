@@ -558,7 +558,7 @@ impl AppRequest {
             if f.has(k) {
                 return Err(NocError::Field {
                     field: (*k).into(),
-                    msg: "does not apply to a Click application (its work is in instructions; set cycles_per_instruction instead)".into(),
+                    msg: "must not be given for a Click application: its work is in instructions and the scale is cycles_per_instruction".into(),
                 });
             }
         }
@@ -1283,7 +1283,7 @@ mod tests {
             ),
             (
                 r#"{"graph":"router","rate":1e6,"scales":[1]}"#,
-                "scales does not apply",
+                "scales must not be given",
             ),
             (
                 r#"{"graph":"router","rate":1e6,"measure":0}"#,
