@@ -97,6 +97,21 @@ def test_a_click_file_runs(tmp_path, capsys):
     assert len(doc["elements"]) == 5 and doc["sustainable_rate_pps"] > 0
 
 
+def test_a_ppf_graph_file_runs(tmp_path, capsys):
+    f = tmp_path / "demo.toml"
+    f.write_text(
+        'name = "demo"\npacket_bytes = 128\n'
+        '[[ppf]]\nname = "cls"\nrate = 1.0\ninstructions = 100\ncode_size = 300\n'
+        '[[channel]]\nfrom = "rx"\nto = "cls"\nrate = 1.0\n'
+        '[[channel]]\nfrom = "cls"\nto = "tx"\nrate = 1.0\n'
+    )
+    doc = _stream(capsys, str(f), "--mesh", "2x2", "--rate", "1e7", "--warmup", "200", "--measure", "4000")
+    _placed(doc)
+    assert [e["name"] for e in doc["elements"]] == ["rx", "cls", "tx"]
+    assert doc["elements"][1]["instructions_per_packet"] == pytest.approx(100)
+    assert doc["sustainable_rate_pps"] > 0
+
+
 @pytest.mark.parametrize(
     "argv, needle",
     [

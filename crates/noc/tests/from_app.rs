@@ -315,3 +315,75 @@ mod fuzz {
         }
     }
 }
+
+/// A PPF graph file (`pktflow map`'s format) goes through the same flow: rx, its PPFs and tx are
+/// the elements, work = rate x instructions, streams = channel rates x packet bytes.
+#[test]
+fn a_ppf_graph_file_runs() {
+    let dir = std::env::temp_dir().join(format!("pktflow-from-app-ppf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("demo.toml");
+    std::fs::write(
+        &f,
+        "name = \"demo\"\npacket_bytes = 128\n\
+         [[ppf]]\nname = \"cls\"\nrate = 1.0\ninstructions = 100\ncode_size = 300\n\
+         [[ppf]]\nname = \"fwd\"\nrate = 0.5\ninstructions = 40\ncode_size = 100\n\
+         [[channel]]\nfrom = \"rx\"\nto = \"cls\"\nrate = 1.0\n\
+         [[channel]]\nfrom = \"cls\"\nto = \"fwd\"\nrate = 0.5\n\
+         [[channel]]\nfrom = \"fwd\"\nto = \"tx\"\nrate = 0.5\n\
+         [[channel]]\nfrom = \"cls\"\nto = \"tx\"\nrate = 0.5\n",
+    )
+    .unwrap();
+    let spec = f.to_str().unwrap();
+    let out = stream_run(&format!(
+        r#"{{"graph":"{spec}","mesh":"2x2","rate":1e7,"warmup":200,"measure":5000,"anneal_moves":500}}"#
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let v: Value = serde_json::from_str(&out).unwrap();
+    check_placed(&v);
+    let names: Vec<&str> = v["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["rx", "cls", "fwd", "tx"]);
+    assert!(
+        (v["elements"][1]["instructions_per_packet"]
+            .as_f64()
+            .unwrap()
+            - 100.0)
+            .abs()
+            < 1e-6
+    );
+    assert!(
+        (v["elements"][2]["instructions_per_packet"]
+            .as_f64()
+            .unwrap()
+            - 20.0)
+            .abs()
+            < 1e-6
+    );
+    let c = v["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["from"] == "cls" && c["to"] == "fwd")
+        .unwrap();
+    // half the packets, 128 bytes each: 64 bytes = 16 items per entering packet
+    assert!(
+        (c["items_per_packet"].as_f64().unwrap() - 16.0).abs() < 1e-6,
+        "{c}"
+    );
+    assert!(v["sustainable_rate_pps"].as_f64().unwrap() > 0.0);
+    let e = stream_run(&format!(r#"{{"graph":"{spec}","rate":1e6,"packets":10}}"#))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("packets must not be given"), "{e}");
+    std::fs::write(&f, "[[ppf]]\nname = 3\n").unwrap();
+    let e = stream_run(&format!(r#"{{"graph":"{spec}","rate":1e6}}"#))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("demo.toml") && !e.contains('\n'), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

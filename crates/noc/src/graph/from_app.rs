@@ -530,11 +530,131 @@ pub fn is_app_spec(spec: &str) -> bool {
         return true;
     }
     let lower = s.to_ascii_lowercase();
-    if lower.ends_with(".click") {
+    if lower.ends_with(".click") || is_ppf_file(s) {
         return true;
     }
     let p = Path::new(s);
     p.is_file() && !(lower.ends_with(".json") || lower.ends_with(".toml"))
+}
+
+/// Largest PPF graph file read, bytes.
+pub const MAX_PPF_FILE_BYTES: u64 = 16 << 20;
+
+/// Is `spec` a PPF graph file (`pktflow map`'s `.toml`/`.json` format: top-level `ppf` or
+/// `channel` tables and no stream `graph`)?
+pub fn is_ppf_file(spec: &str) -> bool {
+    let lower = spec.to_ascii_lowercase();
+    if !(lower.ends_with(".toml") || lower.ends_with(".json")) {
+        return false;
+    }
+    let p = Path::new(spec);
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_file() && m.len() <= MAX_PPF_FILE_BYTES => {}
+        _ => return false,
+    }
+    let Ok(text) = std::fs::read_to_string(p) else {
+        return false;
+    };
+    let v: Option<Value> = if text.trim_start().starts_with('{') {
+        serde_json::from_str(&text).ok()
+    } else {
+        toml::from_str::<toml::Value>(&text)
+            .ok()
+            .and_then(|t| serde_json::to_value(t).ok())
+    };
+    match v {
+        Some(Value::Object(o)) => {
+            (o.contains_key("ppf") || o.contains_key("channel")) && !o.contains_key("graph")
+        }
+        _ => false,
+    }
+}
+
+/// Counts per entering packet are multiplied by this to fill the integer counts of an
+/// [`AppProfile`] built from a PPF graph file (relative rounding below 1e-6).
+pub const PPF_PACKETS: u64 = 1_000_000;
+
+/// The profile a PPF graph file states: its receiver `rx` (the input), its PPFs and its
+/// transmitter `tx` as elements (rx and tx do no work and are never replicated; a PPF with locks
+/// is stateful), each PPF's work = rate x instructions per entering packet, each channel's
+/// crossings = its rate, of `packet_bytes` each.
+pub fn ppf_profile(path: &str) -> Result<AppProfile> {
+    use pktflow_tdpm::graph::{End, PpfGraph};
+    let g = PpfGraph::load(Path::new(path)).map_err(|e| app_err(path, e.to_string()))?;
+    let n = g.ppfs.len();
+    let p = PPF_PACKETS as f64;
+    let idx = |e: End| match e {
+        End::Rx => 0,
+        End::Ppf(i) => i + 1,
+        End::Tx => n + 1,
+    };
+    let count = |x: f64| -> Result<u64> {
+        let c = (x * p).round();
+        if !(c.is_finite() && (0.0..=1e18).contains(&c)) {
+            return Err(app_err(
+                path,
+                format!("a rate or an instruction count ({x}) is out of range"),
+            ));
+        }
+        Ok(c as u64)
+    };
+    let mut elements = vec![AppElement {
+        name: "rx".into(),
+        class: "rx".into(),
+        visits: PPF_PACKETS,
+        instructions: 0,
+        stateful: true,
+        input: true,
+    }];
+    for f in &g.ppfs {
+        elements.push(AppElement {
+            name: f.name.clone(),
+            class: f.class.clone(),
+            visits: count(f.rate)?,
+            instructions: count(f.rate * f.instructions)?,
+            stateful: !f.locks.is_empty(),
+            input: false,
+        });
+    }
+    elements.push(AppElement {
+        name: "tx".into(),
+        class: "tx".into(),
+        visits: PPF_PACKETS,
+        instructions: 0,
+        stateful: true,
+        input: false,
+    });
+    let mut cross: BTreeMap<(usize, usize), (u64, u64)> = BTreeMap::new();
+    let mut links = Vec::new();
+    for c in &g.channels {
+        let (a, b) = (idx(c.from), idx(c.to));
+        links.push((a, b));
+        let k = count(c.rate)?;
+        let e = cross.entry((a, b)).or_default();
+        e.0 += k;
+        e.1 += count(c.rate * g.packet_bytes)?;
+    }
+    Ok(AppProfile {
+        name: if g.name.is_empty() {
+            path.to_string()
+        } else {
+            g.name.clone()
+        },
+        packets: PPF_PACKETS,
+        wire_bytes: count(g.packet_bytes)?,
+        elements,
+        connections: cross
+            .into_iter()
+            .map(|((from, to), (crossings, wire_bytes))| AppConnection {
+                from,
+                to,
+                crossings,
+                wire_bytes,
+            })
+            .collect(),
+        source: format!("the rates of the PPF graph file {path}"),
+        links,
+    })
 }
 
 /// An application request, checked.
@@ -747,9 +867,20 @@ pub fn app_stream_run_with(
         },
         None => Source::Auto { seed: r.seed },
     };
-    let out = OutDir::for_app(&app)?;
-    let prof = profile_app(&app, &source, &out.path)?;
-    drop(out);
+    let prof = if is_ppf_file(&app) {
+        if ar.packets.is_some() {
+            return Err(NocError::Field {
+                field: "packets".into(),
+                msg: "must not be given for a PPF graph file: its rates are per entering packet already".into(),
+            });
+        }
+        ppf_profile(&app)?
+    } else {
+        let out = OutDir::for_app(&app)?;
+        let p = profile_app(&app, &source, &out.path)?;
+        drop(out);
+        p
+    };
     let g = to_stream_graph(&prof, ar.edge_bytes, arch.item_bits)?;
     let t_profile = t_prof.elapsed().as_secs_f64();
 
