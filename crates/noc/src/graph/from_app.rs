@@ -151,6 +151,16 @@ fn app_err(app: &str, msg: String) -> NocError {
 /// Run `app` functionally on `source` and measure each element's visits and instructions and
 /// each connection's crossings. `out_dir` receives the files a `ToDump` would write.
 pub fn profile_app(app: &str, source: &Source, out_dir: &Path) -> Result<AppProfile> {
+    profile_app_with(app, source, out_dir, &mut |_| {})
+}
+
+/// [`profile_app`] with `progress(packets done)` every 1,024 packets.
+pub fn profile_app_with(
+    app: &str,
+    source: &Source,
+    out_dir: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<AppProfile> {
     let mut run = Run::start(app, source, out_dir).map_err(|e| {
         app_err(
             app,
@@ -171,8 +181,11 @@ pub fn profile_app(app: &str, source: &Source, out_dir: &Path) -> Result<AppProf
     let mut cross: BTreeMap<(usize, usize), (u64, u64)> = BTreeMap::new();
     let (mut packets, mut wire) = (0u64, 0u64);
     while let Some(t) = run.next_trace().map_err(|e| app_err(app, e))? {
-        if packets & 0x3ff == 0 && pktflow_model::cancel::requested() {
-            return Err(NocError::Interrupted);
+        if packets & 0x3ff == 0 {
+            if pktflow_model::cancel::requested() {
+                return Err(NocError::Interrupted);
+            }
+            progress(packets);
         }
         packets += 1;
         wire += t.wire_bytes as u64;
@@ -877,7 +890,12 @@ pub fn app_stream_run_with(
         ppf_profile(&app)?
     } else {
         let out = OutDir::for_app(&app)?;
-        let p = profile_app(&app, &source, &out.path)?;
+        let total = ar
+            .packets
+            .unwrap_or(pktflow_profile::run::DEFAULT_SYNTHETIC_PACKETS);
+        let p = profile_app_with(&app, &source, &out.path, &mut |d| {
+            progress(d, total, "functional run (packets)")
+        })?;
         drop(out);
         p
     };
