@@ -604,7 +604,8 @@ def _print_app(res: dict[str, Any], plot: Optional[Path]) -> None:
             f"({ar['packets_completed_in_window']} of {ar['packets_expected_in_window']:.1f} packets in the window)"
         )
     if res["sustainable_rate_pps"] is not None:
-        con.print(f"sustainable rate (simulated, inputs unpaced): [bold]{res['sustainable_rate_pps']:,.0f}[/] packets/s")
+        sus = res["sustainable_rate_pps"]
+        con.print(f"sustainable rate (simulated, inputs unpaced): [bold]{sus:,.0f}[/] packets/s")
     for n in res.get("notes", []):
         con.print(n)
     if res.get("interrupted"):
