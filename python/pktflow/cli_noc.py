@@ -7,6 +7,7 @@ Every default is the core's (crates/noc): an option left unset is not sent.
 from __future__ import annotations
 
 import enum
+import json
 import re
 from pathlib import Path
 from typing import Any, Optional
@@ -45,6 +46,11 @@ class Comm(str, enum.Enum):
     pull = "pull"
 
 
+class EdgeBytes(str, enum.Enum):
+    packet = "packet"
+    descriptor = "descriptor"
+
+
 #: request field -> command-line option, so that a core error names the option the user typed
 _OPTIONS = {
     "rates": "--rates",
@@ -61,6 +67,12 @@ _OPTIONS = {
     "anneal_moves": "--anneal-moves",
     "retries": "--retries",
     "buffer_iterations": "--buffer-iterations",
+    "rate": "--rate",
+    "packets": "--packets",
+    "edge_bytes": "--edge-bytes",
+    "descriptor_bytes": "--descriptor-bytes",
+    "clock_hz": "--clock-hz",
+    "cycles_per_instruction": "--cycles-per-instruction",
 }
 
 
@@ -281,7 +293,10 @@ def _plot_sweep(res, path: Path) -> None:
 
 def stream_cmd(
     graph: str = typer.Argument(
-        ..., metavar="GRAPH", help="Built-in benchmark name, a .json/.toml stream graph file, or inline JSON."
+        ...,
+        metavar="GRAPH",
+        help="Built-in stream benchmark name, a .json/.toml stream graph file, inline JSON, or a Click "
+        "application: a built-in one (router, nat, l3switch, mpls, firewall, ...) or a Click file.",
     ),
     mesh: Optional[str] = typer.Option(None, "--mesh", help="Mesh size COLSxROWS, at most 256x256 [default: 4x4]."),
     routing: Optional[StreamRouting] = typer.Option(
@@ -318,16 +333,80 @@ def stream_cmd(
         None, "--buffer-iterations", help="Stream buffer size, steady-state iterations, at least 1 [default: 4]."
     ),
     no_sim: bool = typer.Option(False, "--no-sim", help="Only partition, lay out and route; do not simulate."),
+    rate: Optional[float] = typer.Option(
+        None,
+        "--rate",
+        help="Click applications: packets per second entering the application, over all its interfaces "
+        "(required for an application; at most one packet per clock cycle).",
+    ),
+    packets: Optional[int] = typer.Option(
+        None,
+        "--packets",
+        help="Click applications: synthetic packets of the functional run that measures each element's work "
+        "and each connection's traffic [default: 10000, or the configuration's own packet sources].",
+    ),
+    edge_bytes: Optional[EdgeBytes] = typer.Option(
+        None,
+        "--edge-bytes",
+        help="Click applications: what crosses the mesh between two elements: the whole packet, or a "
+        "descriptor of --descriptor-bytes while the packet stays in memory [default: packet].",
+    ),
+    descriptor_bytes: Optional[int] = typer.Option(
+        None, "--descriptor-bytes", help="Click applications: descriptor size, bytes, 1 to 65536 [default: 64]."
+    ),
+    clock_hz: Optional[float] = typer.Option(
+        None,
+        "--clock-hz",
+        help="Click applications: clock of the cores and the network, Hz, 1e6 to 1e12 [default: 2e9].",
+    ),
+    cycles_per_instruction: Optional[float] = typer.Option(
+        None,
+        "--cycles-per-instruction",
+        help="Click applications: cycles a core takes per instruction, 0.001 to 1000 [default: 1].",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables."),
     plot: Optional[Path] = typer.Option(None, "--plot", help="Also write the link-load heat map (PNG) to this file."),
 ) -> None:
-    """Map a stream graph onto the mesh, route its streams and report throughput and link loads.
+    """Map a stream graph or a Click application onto the mesh, route its streams and report
+    throughput and link loads.
 
     Feedback loops whose initial items cover one steady-state iteration are pipelined across
     tiles; shorter loops run as one actor. Throughput is in steady-state iterations per 1000 cycles.
+    A Click application is profiled functionally first: each element becomes an actor whose work is
+    its instructions per packet, each connection packets cross a stream of their bytes; one
+    iteration is one packet. It reports where each element goes, the load of every link at --rate
+    (which links saturate), whether the mapping keeps up with --rate, and its sustainable rate.
     """
     sl = _numbers(scales, "--scales") if scales else None
     plot = _ui.output_path(plot, "--plot")
+    app_opts = dict(
+        rate=rate,
+        packets=packets,
+        edge_bytes=edge_bytes.value if edge_bytes else None,
+        descriptor_bytes=descriptor_bytes,
+        clock_hz=clock_hz,
+        cycles_per_instruction=cycles_per_instruction,
+    )
+    if any(v is not None for v in app_opts.values()):
+        # a Click application: the request goes to the core as is (the core checks every field)
+        req = api._request(
+            graph=graph,
+            mesh=mesh,
+            routing=routing.value if routing else None,
+            comm=comm.value if comm else None,
+            scales=sl,
+            warmup=warmup,
+            measure=measure,
+            seed=seed,
+            retries=retries,
+            anneal_moves=anneal_moves,
+            buffer_iterations=buffer_iterations,
+            no_sim=True if no_sim else None,
+            **app_opts,
+        )
+        res = _run_with_progress("stream", _stream_core, request=req)
+        _stream_output(res, plot, as_json)
+        return
     kw = dict(
         mesh=mesh,
         routing=routing.value if routing else None,
@@ -342,10 +421,23 @@ def stream_cmd(
         simulate=not no_sim,
     )
     res = _run_with_progress("stream", api.run_stream, graph_spec=graph, **kw)
+    _stream_output(res, plot, as_json)
+
+
+def _stream_core(request: str, progress) -> dict[str, Any]:
+    from pktflow import _core
+
+    return json.loads(_core.stream_run(request, progress))
+
+
+def _stream_output(res: dict[str, Any], plot: Optional[Path], as_json: bool) -> None:
+    app = res.get("kind") == "application"
     if plot is not None:
         _plot_heatmap(res, plot)
     if as_json:
         _ui.emit_json(res)
+    elif app:
+        _print_app(res, plot)
     else:
         _print_stream(res, plot)
     if res.get("interrupted"):
@@ -423,6 +515,105 @@ def _print_stream(res: dict[str, Any], plot: Optional[Path]) -> None:
         con.print(f"heat map written to {plot}")
 
 
+def _print_app(res: dict[str, Any], plot: Optional[Path]) -> None:
+    """Tables of a Click application on the mesh: placement, cores, links at the rate, verdict."""
+    con = _ui.console
+    ro = res["route"]
+    rate = res["rate_pps"]
+    prof = res["profile"]
+    con.print(
+        f"[bold]{res['app']}[/] on {res['mesh']} at {rate:,.0f} packets/s: {prof['elements']} elements on "
+        f"{len(res['actors'])} cores, {len(res['routes'])} streams ({prof['connections_crossed']} connections "
+        f"crossed, {prof['back_edges']} closing a cycle); profile of {prof['source']}, "
+        f"{prof['instructions_per_packet']:.1f} instructions per packet; clock {res['clock_hz']:.4g} Hz, "
+        f"{res['cycles_per_instruction']:g} cycles per instruction; edges carry "
+        + (
+            "whole packets"
+            if res["edge_bytes"] == "packet"
+            else f"{res['descriptor_bytes']}-byte descriptors"
+        )
+    )
+    if ro["circuits"]:
+        status = "disjoint circuits"
+    elif ro["fallback"]:
+        status = f"no disjoint paths found: FELL BACK to {res['routing_used']} packet routing"
+    else:
+        status = "packet switching" if res["routing_used"] != "ideal" else "ideal network"
+    con.print(f"routing {res['routing_requested']}: {status}. {ro['detail']}")
+    et = Table(title="where the elements go")
+    for c in ("element", "class", "core (x,y)", "instructions/packet", "visits/packet"):
+        et.add_column(c, justify="right")
+    for e in res["elements"]:
+        places = ", ".join(
+            f"({p['x']},{p['y']})" + ("" if p["share"] == 1 else f" {p['share']:.0%}") for p in e["placements"]
+        )
+        et.add_row(
+            e["name"],
+            e["class"],
+            places,
+            f"{e['instructions_per_packet']:.2f}",
+            f"{e['visits_per_packet']:.3f}",
+        )
+    con.print(et)
+    at = Table(title=f"cores at {rate:,.0f} packets/s")
+    for c in ("core (x,y)", "elements", "instructions/packet", "utilization"):
+        at.add_column(c, justify="right")
+    for a in sorted(res["actors"], key=lambda a: -a["utilization"]):
+        u = a["utilization"]
+        at.add_row(
+            f"({a['x']},{a['y']})",
+            ", ".join(a["elements"]),
+            f"{a['work']:.2f}",
+            f"[red]{u:.3f}[/]" if a["saturated"] else f"{u:.3f}",
+        )
+    con.print(at)
+    lt = Table(title=f"links at {rate:,.0f} packets/s with {_routing_text(res)} (1 flit per cycle each; loaded links)")
+    for c in ("from", "to", "dir", "flits/cycle", "Gb/s", "utilization"):
+        lt.add_column(c, justify="right")
+    for ln in sorted(res["link_rate_loads"], key=lambda x: -x["flits_per_cycle"]):
+        if ln["flits_per_cycle"] <= 0:
+            continue
+        u = ln["utilization"]
+        lt.add_row(
+            f"({ln['from'][0]},{ln['from'][1]})",
+            f"({ln['to'][0]},{ln['to'][1]})",
+            ln["dir"],
+            f"{ln['flits_per_cycle']:.4f}",
+            f"{ln['bytes_per_second'] * 8 / 1e9:.3f}",
+            f"[red]{u:.3f} SATURATED[/]" if ln["saturated"] else f"{u:.3f}",
+        )
+    con.print(lt)
+    sat = res["saturated_links"]
+    con.print(
+        "saturated links: "
+        + (
+            ", ".join(f"({x['from'][0]},{x['from'][1]})->({x['to'][0]},{x['to'][1]})" for x in sat)
+            if sat
+            else "none"
+        )
+        + f"; busiest link {res['max_link_utilization']:.3f}, busiest core {res['max_core_utilization']:.3f}"
+    )
+    bound = res["analytic_max_rate_pps"]
+    if bound is not None:
+        con.print(f"analytic maximum rate (busiest core or link at 1): {bound:,.0f} packets/s")
+    ar = res["at_rate"]
+    if ar:
+        verdict = "keeps up" if ar["keeps_up"] else "does NOT keep up"
+        con.print(
+            f"simulated at {rate:,.0f} packets/s: delivers {ar['delivered_pps']:,.0f} packets/s, {verdict} "
+            f"({ar['packets_completed_in_window']} of {ar['packets_expected_in_window']:.1f} packets in the window)"
+        )
+    if res["sustainable_rate_pps"] is not None:
+        sus = res["sustainable_rate_pps"]
+        con.print(f"sustainable rate (simulated, inputs unpaced): [bold]{sus:,.0f}[/] packets/s")
+    for n in res.get("notes", []):
+        con.print(n)
+    if res.get("interrupted"):
+        con.print(f"interrupted after {len(res['points'])} of the simulations")
+    if plot is not None:
+        con.print(f"heat map written to {plot}")
+
+
 def _plot_heatmap(res, path: Path) -> None:
     import matplotlib
 
@@ -430,8 +621,12 @@ def _plot_heatmap(res, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    im = ax[0].imshow(res["heatmap"], cmap="Reds", vmin=0)
-    ax[0].set_title("max streams on a link leaving each router")
+    if res.get("kind") == "application":
+        im = ax[0].imshow(res["rate_heatmap"], cmap="Reds", vmin=0)
+        ax[0].set_title(f"busiest link leaving each router at {res['rate_pps']:.3g} packets/s (flits/cycle)")
+    else:
+        im = ax[0].imshow(res["heatmap"], cmap="Reds", vmin=0)
+        ax[0].set_title("max streams on a link leaving each router")
     ax[0].set_xlabel("x")
     ax[0].set_ylabel("y")
     fig.colorbar(im, ax=ax[0])
@@ -452,4 +647,4 @@ def register(app: typer.Typer) -> None:
     app.command("stream")(stream_cmd)
 
 
-__all__ = ["register", "noc_cmd", "stream_cmd", "Traffic", "PacketRouting", "StreamRouting", "Comm"]
+__all__ = ["register", "noc_cmd", "stream_cmd", "Traffic", "PacketRouting", "StreamRouting", "Comm", "EdgeBytes"]

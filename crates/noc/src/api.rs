@@ -684,6 +684,10 @@ pub fn stream_run(req_json: &str) -> Result<String> {
 /// `stream_run` with `progress(cycles done, cycles in all, label)` during the simulation. On
 /// Ctrl-C during the simulation it returns the points finished with `"interrupted": true`.
 pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) -> Result<String> {
+    // a Click application (built-in name, Click file, or a request with `rate`, `packets`, ...)
+    if crate::graph::from_app::is_app_request(req_json) {
+        return crate::graph::from_app::app_stream_run_with(req_json, progress);
+    }
     let r = StreamReqJson::parse(req_json, "stream_run request")?;
     let comm = match r.comm.to_ascii_lowercase().as_str() {
         "push" => Comm::Push,

@@ -5,6 +5,8 @@
 //! computes the steady-state repetition vector from reps(src) x push = reps(dst) x pop and names
 //! the first edge whose rates are inconsistent; feedback loops are checked for deadlock by running
 //! one steady state with the loop's initial (delay) items.
+pub mod from_app;
+
 use crate::error::{NocError, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
