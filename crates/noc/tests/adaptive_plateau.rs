@@ -13,16 +13,20 @@ fn accepted(k: usize, routing: PacketRouting, flits: u32, rate: f64) -> f64 {
     a.cols = k;
     a.rows = k;
     let cfg = SynthConfig {
-        pattern: Pattern::Uniform,
+        pattern: Pattern::uniform(),
         rate,
         packet_flits: flits,
         warmup_cycles: 1_500,
         measure_cycles: 2_500,
         drain_cycles: 0,
         seed: 1,
+        booksim: None,
     };
     let p = run_point(&a, routing, &cfg).unwrap();
-    assert!(p.saturated, "{k}x{k} {routing:?} at {rate} must be past saturation: {p:?}");
+    assert!(
+        p.saturated,
+        "{k}x{k} {routing:?} at {rate} must be past saturation: {p:?}"
+    );
     p.accepted
 }
 

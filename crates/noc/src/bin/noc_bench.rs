@@ -41,13 +41,14 @@ fn speed() {
     for routing in [PacketRouting::Dor, PacketRouting::Adaptive] {
         for rate in [0.1, 0.3] {
             let cfg = SynthConfig {
-                pattern: Pattern::Uniform,
+                pattern: Pattern::uniform(),
                 rate,
                 packet_flits: 1,
                 warmup_cycles: 10_000,
                 measure_cycles: 100_000,
                 drain_cycles: 0,
                 seed: 1,
+                booksim: None,
             };
             let c0 = cpu_seconds();
             let p = run_point(&a, routing, &cfg).expect("run");

@@ -4,5 +4,6 @@ pub mod network;
 pub mod setup;
 pub mod stream;
 pub mod synthetic;
+pub mod traffic;
 
-pub use network::{Delivery, Network, PacketRouting};
+pub use network::{Delivery, NetOptions, Network, PacketRouting};

@@ -74,6 +74,38 @@ fn wrap(x: usize, m: usize) -> usize {
     }
 }
 
+/// Conventions of the network that are not part of the architecture: pktflow's defaults, or
+/// BookSim 2's (`NetOptions::booksim`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetOptions {
+    /// Cycles a flit spends between the network interface and the router's input buffer on
+    /// top of `link_latency_cycles` (0; BookSim: 1, its injection path is one cycle longer).
+    pub inject_extra_cycles: u32,
+    /// VC allocation prefers the free output VC with the emptiest downstream buffer (pktflow);
+    /// false: the first free one in round-robin order (BookSim's separable allocator with
+    /// `vc_prioritize_empty = 0`).
+    pub prefer_emptiest: bool,
+}
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            inject_extra_cycles: 0,
+            prefer_emptiest: true,
+        }
+    }
+}
+
+impl NetOptions {
+    /// BookSim 2's conventions.
+    pub fn booksim() -> Self {
+        NetOptions {
+            inject_extra_cycles: 1,
+            prefer_emptiest: false,
+        }
+    }
+}
+
 /// Packet routing inside the routers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PacketRouting {
@@ -194,7 +226,10 @@ pub struct Network {
     pipe_out: u32, // sa + st + lt
     cd: u32,
     circ: u32,
-    lt: u32,
+    /// cycles from the network interface into the router's local input buffer
+    inj_lt: u32,
+    /// VC allocation ranks free output VCs by free downstream slots (`NetOptions`)
+    emptiest: bool,
     now: u64,
     // per input VC, index ((node*5+port)*vt + vc): `depth` flits (8 bytes each)
     buf: Vec<Flit>,
@@ -269,6 +304,15 @@ pub struct Network {
 
 impl Network {
     pub fn new(arch: &MeshArch, routing: PacketRouting) -> Result<Network> {
+        Network::with_options(arch, routing, NetOptions::default())
+    }
+
+    /// A network with non-default conventions (`NetOptions`).
+    pub fn with_options(
+        arch: &MeshArch,
+        routing: PacketRouting,
+        opts: NetOptions,
+    ) -> Result<Network> {
         arch.validate().map_err(NocError::Param)?;
         if routing == PacketRouting::Adaptive && arch.virtual_channels < 2 {
             return Err(NocError::Param(format!(
@@ -301,10 +345,11 @@ impl Network {
         let nvc = n * PORTS * vt;
         // longest sleep: an injected head waits for the injection link and route computation;
         // a VC that won VC allocation waits `vc_alloc_cycles`
-        let wring = ((arch.link_latency_cycles + arch.route_compute_cycles)
-            .max(arch.vc_alloc_cycles) as usize
-            + 1)
-        .next_power_of_two();
+        let wring =
+            ((arch.link_latency_cycles + opts.inject_extra_cycles + arch.route_compute_cycles)
+                .max(arch.vc_alloc_cycles) as usize
+                + 1)
+            .next_power_of_two();
         Ok(Network {
             mesh,
             routing,
@@ -321,7 +366,8 @@ impl Network {
             pipe_out,
             cd: arch.credit_delay_cycles,
             circ: arch.circuit_stages,
-            lt: arch.link_latency_cycles,
+            inj_lt: arch.link_latency_cycles + opts.inject_extra_cycles,
+            emptiest: opts.prefer_emptiest,
             now: 0,
             buf: vec![Flit::default(); nvc * depth],
             larrive: vec![0; n * vt * depth],
@@ -694,7 +740,7 @@ impl Network {
                     flags |= 2;
                 }
                 let i = self.vci(node, LOCAL, vc);
-                let arrive = t + self.lt as u64;
+                let arrive = t + self.inj_lt as u64;
                 if sent == 0
                     && p.circuit != NONE32
                     && self.vcs[i].len == 0
@@ -992,8 +1038,9 @@ impl Network {
         let vs = self.vcs[i];
         let route = vs.route as usize;
         let dor = ROUTE_DOR[route] as usize;
-        #[inline(always)]
-        fn key(o: OutVc, credits: bool, rank: usize, answer: usize) -> u32 {
+        let emptiest = self.emptiest;
+        let key = |o: OutVc, credits: bool, rank: usize, answer: usize| -> u32 {
+            let credits = credits && emptiest;
             let c = if credits { o.credits as u32 + 1 } else { 1 };
             let k = c << 16 | (255 - rank as u32) << 8 | answer as u32;
             if o.busy {
@@ -1001,7 +1048,7 @@ impl Network {
             } else {
                 k
             }
-        }
+        };
         let start = vs.in_rr as usize;
         let mut best = 0u32;
         match self.routing {
@@ -1448,6 +1495,31 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// BookSim's injection path is one cycle longer; nothing else changes at zero load.
+    #[test]
+    fn booksim_injection_takes_one_more_cycle() {
+        let a = arch(5);
+        for (src, dst, l) in [(0usize, 24usize, 1u32), (3, 17, 5), (7, 7, 2)] {
+            let mut lat = [0u64; 2];
+            for (k, opts) in [NetOptions::default(), NetOptions::booksim()]
+                .into_iter()
+                .enumerate()
+            {
+                let mut net = Network::with_options(&a, PacketRouting::Dor, opts).unwrap();
+                net.send(src, dst, l, 1, None);
+                for _ in 0..500 {
+                    net.step();
+                    if let Some(d) = net.delivered.pop() {
+                        lat[k] = d.delivered - d.created;
+                        break;
+                    }
+                }
+            }
+            assert!(lat[0] > 0, "{src}->{dst}: not delivered");
+            assert_eq!(lat[1], lat[0] + 1, "{src}->{dst} L={l}");
         }
     }
 
