@@ -30,9 +30,8 @@ class Compat(str, enum.Enum):
     booksim = "booksim"
 
 
-class PacketRouting(str, enum.Enum):
-    dor = "dor"
-    adaptive = "adaptive"
+#: the packet routing functions registered in the core (crates/noc/src/sim/packet_routing)
+PacketRouting = enum.Enum("PacketRouting", {n: n for n in _CATALOG["packet_routings"]}, type=str)
 
 
 class StreamRouting(str, enum.Enum):
@@ -140,7 +139,10 @@ def noc_cmd(
         "whose destination is itself sends nothing (with --compat booksim it sends to itself).",
     ),
     routing: Optional[PacketRouting] = typer.Option(
-        None, "--routing", help="Packet routing: dor (XY dimension order) or adaptive [default: dor]."
+        None,
+        "--routing",
+        help="Packet routing [default: dor]. dor: XY dimension order; adaptive: minimal adaptive with XY escape "
+        "channels; west_first: the west-first turn model.",
     ),
     vcs: Optional[int] = typer.Option(None, "--vcs", help="Virtual channels per input port, 1 to 11 [default: 4]."),
     buffer: Optional[int] = typer.Option(

@@ -47,14 +47,14 @@ fn arch_for(
 }
 
 fn packet_routing(name: &str) -> Result<PacketRouting> {
-    match registry(name)? {
-        RoutingKind::Dor => Ok(PacketRouting::Dor),
-        RoutingKind::Adaptive => Ok(PacketRouting::Adaptive),
-        other => Err(NocError::Param(format!(
-            "synthetic traffic runs on packet routing `dor` or `adaptive`, not `{}`",
-            other.name()
-        ))),
-    }
+    let key = name.trim().to_ascii_lowercase().replace('-', "_");
+    PacketRouting::by_name(&key).ok_or_else(|| {
+        NocError::Param(format!(
+            "synthetic traffic runs on a packet routing function ({}), not `{}`",
+            crate::sim::packet_routing::names().join(", "),
+            name.trim()
+        ))
+    })
 }
 
 /// Longest warm-up, measurement or drain accepted, cycles.
@@ -97,7 +97,7 @@ const SWEEP_FIELDS: &[&str] = &[
 pub const COMPAT_NAMES: [&str; 2] = ["pktflow", "booksim"];
 
 /// Conventions of the synthetic traffic, reported with every sweep.
-fn conventions(booksim: bool, pattern: &Pattern) -> Value {
+fn conventions(booksim: bool, pattern: &Pattern, mesh: &Mesh, params: &TrafficParams) -> Value {
     let mut c = json!({
         "compat": if booksim { "booksim" } else { "pktflow" },
         "rates": "offered loads are flits per node per cycle averaged over all nodes, including nodes that send nothing",
@@ -119,6 +119,12 @@ fn conventions(booksim: bool, pattern: &Pattern) -> Value {
         "saturation_offered": "the largest offered load among the unsaturated points below the lowest saturated requested rate (null when the first point is saturated)",
     });
     let o = c.as_object_mut().expect("object");
+    // every registered pattern as defined on this mesh (those it is defined on)
+    for name in crate::sim::traffic::names() {
+        if let Ok(p) = Pattern::build(name, mesh, params) {
+            o.insert(name.into(), json!(p.0.describe()));
+        }
+    }
     if booksim {
         o.insert("measurement".into(), json!("BookSim's sim_type = latency rule: sample periods of sample_period cycles; warm-up for warmup_periods periods (or, with 0, until latency and accepted throughput change by less than warmup_thres / acc_warmup_thres); then packets created are measured and each period compares the mean latency of measured packets delivered so far and the accepted throughput since warm-up with the previous period; three periods in a row with both changes below stopping_thres / acc_stopping_thres end the measurement (or max_samples periods in all); the run then drains until every measured packet arrived (at most `drain` cycles); a mean latency above latency_thres abandons the run as unstable"));
         o.insert("network".into(), json!("network interfaces move one flit per cycle each way (unless ni_flits or arch set them); the injection path takes one more cycle than pktflow's; VC allocation takes the first free output VC in round-robin order (no preference for the emptiest buffer)"));
@@ -333,7 +339,7 @@ pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) 
         "points": points,
         "interrupted": interrupted,
         "saturation_offered": if sat.is_nan() { Value::Null } else { json!(sat) },
-        "conventions": conventions(booksim, &pattern),
+        "conventions": conventions(booksim, &pattern, &mesh, &params),
         "theory": {
             "pattern": pattern.name(),
             "mean_hops": hops,
@@ -345,6 +351,7 @@ pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) 
                 "no closed-form bound is given for adaptive routing"
             },
         },
+        "routing_description": routing.0.describe(),
         "arch": arch,
     })
     .to_string())
@@ -1019,7 +1026,7 @@ pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<
 
 /// Names of the built-in benchmarks and routers.
 pub fn catalog() -> String {
-    json!({"benchmarks": bench::names(), "routings": crate::routing::ROUTING_NAMES, "traffic": crate::sim::traffic::names(), "packet_routings": ["dor", "adaptive"], "compat": COMPAT_NAMES, "default_mesh": crate::config::default_mesh()}).to_string()
+    json!({"benchmarks": bench::names(), "routings": crate::routing::ROUTING_NAMES, "traffic": crate::sim::traffic::names(), "packet_routings": crate::sim::packet_routing::names(), "compat": COMPAT_NAMES, "default_mesh": crate::config::default_mesh()}).to_string()
 }
 
 #[cfg(test)]

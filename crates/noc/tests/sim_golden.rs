@@ -94,7 +94,9 @@ fn run(
 
 #[test]
 fn delivery_sequences_are_unchanged() {
-    use PacketRouting::{Adaptive, Dor};
+    #![allow(non_upper_case_globals)]
+    const Dor: PacketRouting = PacketRouting::Dor;
+    const Adaptive: PacketRouting = PacketRouting::Adaptive;
     let cases = [
         (
             0,

@@ -31,38 +31,12 @@
 //! packet slab are preallocated (the slab and source queues grow only when a run needs more
 //! packets in flight than ever before).
 use crate::error::{NocError, Result};
-use crate::routing::{opposite, Mesh, E, LOCAL, N, S, W};
+use crate::routing::{opposite, Mesh, LOCAL};
 use pktflow_arch::mesh::MeshArch;
 
 const NONE8: u8 = u8::MAX;
 const NONE32: u32 = u32::MAX;
 const PORTS: usize = 5;
-
-/// Route code x * 3 + y of a packet: x = 0 (same column), 1 (east), 2 (west); y = 0 (same
-/// row), 1 (south), 2 (north). Per code: the XY (DOR) direction and the minimal directions in
-/// the order adaptive routing tries them (X first).
-const ROUTE_DOR: [u8; 9] = [
-    LOCAL as u8,
-    S as u8,
-    N as u8,
-    E as u8,
-    E as u8,
-    E as u8,
-    W as u8,
-    W as u8,
-    W as u8,
-];
-const ROUTE_DIRS: [([u8; 2], u8); 9] = [
-    ([0, 0], 0),
-    ([S as u8, 0], 1),
-    ([N as u8, 0], 1),
-    ([E as u8, 0], 1),
-    ([E as u8, S as u8], 2),
-    ([E as u8, N as u8], 2),
-    ([W as u8, 0], 1),
-    ([W as u8, S as u8], 2),
-    ([W as u8, N as u8], 2),
-];
 
 /// `x mod m` for `x < 2m` without a division.
 #[inline(always)]
@@ -106,12 +80,9 @@ impl NetOptions {
     }
 }
 
-/// Packet routing inside the routers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PacketRouting {
-    Dor,
-    Adaptive,
-}
+/// Packet routing inside the routers: a registered routing function (`sim::packet_routing`).
+pub use super::packet_routing::PacketRouting;
+use super::packet_routing::{Route, NO_PORT};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Flit {
@@ -157,9 +128,9 @@ struct VcState {
     ready: u32,
     head: u16,
     len: u16,
-    /// productive directions of the packet at the front (`route_code`), set when its route
-    /// computation starts
-    route: u8,
+    /// candidates of the packet at the front (`Route::pack` of the routing function's answer),
+    /// set when its route computation starts
+    route: u16,
     state: u8,
     out_port: u8,
     out_vc: u8,
@@ -207,6 +178,10 @@ const ACTIVE: u8 = 2;
 /// Most flit buffer slots (nodes x 5 ports x (VCs + 1) x depth) a simulated network may have
 /// (about 12 bytes each): checked before anything is allocated.
 pub const MAX_BUFFER_SLOTS: u64 = 64 << 20;
+
+/// Largest mesh (nodes) whose routes are tabulated when the network is built (1024 nodes: a
+/// 2 MB table).
+pub const ROUTE_TABLE_MAX_NODES: usize = 1024;
 
 pub struct Network {
     pub mesh: Mesh,
@@ -296,6 +271,10 @@ pub struct Network {
     pub last_progress: u64,
     /// flits that crossed each link (node*4+dir), for link utilisation reports
     pub link_flits: Vec<u64>,
+    /// the routing function's answer for every (router, destination) pair, index
+    /// `cur * nodes + dst`, on meshes of at most `ROUTE_TABLE_MAX_NODES` nodes (empty above:
+    /// the function is called per packet and router)
+    route_table: Vec<u16>,
     /// precomputed coordinates and neighbours (no divisions in the hot loop)
     nx: Vec<u16>,
     ny: Vec<u16>,
@@ -314,9 +293,11 @@ impl Network {
         opts: NetOptions,
     ) -> Result<Network> {
         arch.validate().map_err(NocError::Param)?;
-        if routing == PacketRouting::Adaptive && arch.virtual_channels < 2 {
+        if arch.virtual_channels < routing.0.min_vcs() {
             return Err(NocError::Param(format!(
-                "adaptive routing needs at least 2 virtual channels (one escape channel), got {}",
+                "{} routing needs at least {} virtual channels, got {}",
+                routing.name(),
+                routing.0.min_vcs(),
                 arch.virtual_channels
             )));
         }
@@ -356,7 +337,7 @@ impl Network {
             v,
             vt,
             depth,
-            inject_reserve: if routing == PacketRouting::Adaptive {
+            inject_reserve: if routing.0.inject_reserve() {
                 (depth / 2) as u16
             } else {
                 0
@@ -436,6 +417,14 @@ impl Network {
             packets_delivered: 0,
             last_progress: 0,
             link_flits: vec![0; n * 4],
+            route_table: if n <= ROUTE_TABLE_MAX_NODES {
+                let xy = |i: usize| (mesh.xy(i).0 as u16, mesh.xy(i).1 as u16);
+                (0..n * n)
+                    .map(|k| routing.0.route(&mesh, xy(k / n), xy(k % n)).pack())
+                    .collect()
+            } else {
+                Vec::new()
+            },
             nx: (0..n).map(|i| mesh.xy(i).0 as u16).collect(),
             ny: (0..n).map(|i| mesh.xy(i).1 as u16).collect(),
             nbr: (0..n)
@@ -783,14 +772,16 @@ impl Network {
         }
     }
 
-    /// Route code (`ROUTE_DOR`, `ROUTE_DIRS`) of a packet at `cur` for `dst`, without branches.
+    /// Candidates of a packet at `cur` for `dst` (the routing function's `Route`, packed): from
+    /// the table when the mesh has one, else by calling the function.
     #[inline]
-    fn route_code(&self, cur: usize, dst: u16) -> u8 {
-        let (cx, cy) = (self.nx[cur], self.ny[cur]);
-        let (dx, dy) = (self.nx[dst as usize], self.ny[dst as usize]);
-        let x = (cx < dx) as u8 + 2 * (cx > dx) as u8;
-        let y = (cy < dy) as u8 + 2 * (cy > dy) as u8;
-        x * 3 + y
+    fn route_code(&self, cur: usize, dst: u16) -> u16 {
+        if !self.route_table.is_empty() {
+            return self.route_table[cur * self.nx.len() + dst as usize];
+        }
+        let c = (self.nx[cur], self.ny[cur]);
+        let d = (self.nx[dst as usize], self.ny[dst as usize]);
+        self.routing.0.route(&self.mesh, c, d).pack()
     }
 
     /// Update the router's VC masks after flit `f` was written into local VC `lv` (global `i`).
@@ -1014,19 +1005,20 @@ impl Network {
     #[inline(always)]
     fn pick_out_vc(&self, node: usize, i: usize) -> u8 {
         let vs = self.vcs[i];
-        let route = vs.route as usize;
-        let dor = ROUTE_DOR[route] as usize;
+        let r = Route::unpack(vs.route);
+        let p0 = r.ports[0] as usize;
         let start = vs.in_rr as usize;
         // fast path: the first candidate in round-robin order is free with an empty
-        // downstream buffer, so no other candidate can rank higher
-        let (first_port, first_vc) = match self.routing {
-            _ if dor == LOCAL => (LOCAL, start),
-            PacketRouting::Dor => (dor, start),
-            PacketRouting::Adaptive => (ROUTE_DIRS[route].0[0] as usize, 1),
+        // downstream buffer, so no other candidate can rank higher (ejection: any free VC;
+        // wormhole classes: the input VC's round-robin start; adaptive class: VC 1)
+        let first_vc = if p0 == LOCAL || r.escape == NO_PORT {
+            start
+        } else {
+            1
         };
-        let o = self.outs[self.vci(node, first_port, first_vc)];
-        if !o.busy && (first_port == LOCAL || o.credits as usize == self.depth) {
-            return (first_port << 4 | first_vc) as u8;
+        let o = self.outs[self.vci(node, p0, first_vc)];
+        if !o.busy && (p0 == LOCAL || o.credits as usize == self.depth) {
+            return (p0 << 4 | first_vc) as u8;
         }
         self.pick_out_vc_slow(node, i)
     }
@@ -1036,8 +1028,8 @@ impl Network {
     fn pick_out_vc_slow(&self, node: usize, i: usize) -> u8 {
         let v = self.v;
         let vs = self.vcs[i];
-        let route = vs.route as usize;
-        let dor = ROUTE_DOR[route] as usize;
+        let r = Route::unpack(vs.route);
+        let p0 = r.ports[0] as usize;
         let emptiest = self.emptiest;
         let key = |o: OutVc, credits: bool, rank: usize, answer: usize| -> u32 {
             let credits = credits && emptiest;
@@ -1051,55 +1043,56 @@ impl Network {
         };
         let start = vs.in_rr as usize;
         let mut best = 0u32;
-        match self.routing {
-            _ if dor == LOCAL => {
-                // the first free ejection VC in round-robin order (rank = distance from the
-                // input VC's pointer)
-                let base = self.vci(node, LOCAL, 0);
+        if p0 == LOCAL {
+            // the first free ejection VC in round-robin order (rank = distance from the input
+            // VC's pointer)
+            let base = self.vci(node, LOCAL, 0);
+            for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
+                let rank = if vc >= start {
+                    vc - start
+                } else {
+                    vc + v - start
+                };
+                best = best.max(key(o, false, rank, LOCAL << 4 | vc));
+            }
+        } else if r.escape == NO_PORT {
+            // wormhole: a free VC of the candidate ports, preferring the emptiest downstream
+            // buffer (so a new packet does not queue behind the previous one), then the port
+            // order, then round robin from the input VC's pointer
+            for (k, &d) in r.ports[..r.nports as usize].iter().enumerate() {
+                let d = d as usize;
+                let base = self.vci(node, d, 0);
                 for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
-                    let rank = if vc >= start {
-                        vc - start
-                    } else {
-                        vc + v - start
-                    };
-                    best = best.max(key(o, false, rank, LOCAL << 4 | vc));
+                    let rank = k * v
+                        + if vc >= start {
+                            vc - start
+                        } else {
+                            vc + v - start
+                        };
+                    best = best.max(key(o, true, rank, d << 4 | vc));
                 }
             }
-            PacketRouting::Dor => {
-                // a free VC, preferring the emptiest downstream buffer (so a new packet does not
-                // queue behind the previous one), round-robin among equals
-                let base = self.vci(node, dor, 0);
-                for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
-                    let rank = if vc >= start {
-                        vc - start
-                    } else {
-                        vc + v - start
-                    };
-                    best = best.max(key(o, true, rank, dor << 4 | vc));
+        } else {
+            // adaptive VCs 1..V-1 on the candidate ports with the most free credits, among
+            // those whose downstream buffer has room for the whole packet (an empty buffer for
+            // a packet longer than that), so a packet never commits to an adaptive VC it cannot
+            // enter completely
+            let need = vs.need;
+            let mut rank = 0;
+            for &d in &r.ports[..r.nports as usize] {
+                let d = d as usize;
+                let base = self.vci(node, d, 0);
+                for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
+                    let room = (o.credits >= need) as u32;
+                    best = best.max(key(o, true, rank, d << 4 | vc) * room);
+                    rank += 1;
                 }
             }
-            PacketRouting::Adaptive => {
-                // adaptive VCs 1..V-1 on the productive port with the most free credits, among
-                // those whose downstream buffer has room for the whole packet (an empty buffer
-                // for a packet longer than that), so a packet never commits to an adaptive VC
-                // it cannot enter completely
-                let need = vs.need;
-                let (dirs, nd) = ROUTE_DIRS[route];
-                let mut rank = 0;
-                for &d in &dirs[..nd as usize] {
-                    let d = d as usize;
-                    let base = self.vci(node, d, 0);
-                    for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
-                        let room = (o.credits >= need) as u32;
-                        best = best.max(key(o, true, rank, d << 4 | vc) * room);
-                        rank += 1;
-                    }
-                }
-                if best == 0 {
-                    // escape channel: VC 0 in the XY direction only, with the same room rule
-                    let o = self.outs[self.vci(node, dor, 0)];
-                    best = key(o, false, 0, dor << 4) * (o.credits >= need) as u32;
-                }
+            if best == 0 {
+                // escape channel: VC 0 of the escape port only, with the same room rule
+                let e = r.escape as usize;
+                let o = self.outs[self.vci(node, e, 0)];
+                best = key(o, false, 0, e << 4) * (o.credits >= need) as u32;
             }
         }
         if best == 0 {

@@ -277,7 +277,7 @@ pub fn run_point_with(
             }
         }
         if let Some(b) = bs {
-            if t > 0 && m1 == u64::MAX && t % b.sample_period == 0 {
+            if t > 0 && m1 == u64::MAX && t.is_multiple_of(b.sample_period) {
                 // end of a sample period (trafficmanager.cpp, _SingleSim)
                 periods += 1;
                 let running = t > m0;
