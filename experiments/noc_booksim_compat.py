@@ -5,7 +5,7 @@ uniform / transpose / bit-complement traffic, dimension-order and minimal adapti
 
 For each configuration it sweeps the offered load, runs pktflow both ways and writes one CSV row
 per point (latency and accepted throughput, default vs compat) plus, per configuration, the knee:
-the largest offered load whose compat run is unsaturated. It also writes ``booksim_commands.sh``:
+the largest offered load below the first saturated compat point. It also writes ``booksim_commands.sh``:
 the BookSim 2 command for every compat point (BookSim's injection_rate is in packets, so
 R = F / packet_size for pktflow's flits F), so whoever has BookSim can produce the reference
 column and check the 5% agreement (docs/noc.md).
@@ -30,7 +30,7 @@ def rates_for(k: int, traffic: str, quick: bool) -> list[float]:
     """Offered loads (flits/node/cycle) up to past the XY capacity bound of the pattern."""
     top = {"uniform": 4.0 / k, "transpose": 2.0 / k, "bitcomp": 2.0 / k}[traffic] * 1.15
     n = 5 if quick else 10
-    return [round(top * (i + 1) / n, 4) for i in range(n)]
+    return [round(min(1.0, top * (i + 1) / n), 4) for i in range(n)]
 
 
 def main(argv=None) -> int:
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
             warmup=10_000,
             measure=20_000,
         )
-        knee = None
+        knee, past = None, False
         for pc, po in zip(compat["points"], own["points"]):
             rows.append(
                 {
@@ -76,7 +76,8 @@ def main(argv=None) -> int:
                 }
             )
             cmds.append(f"booksim {cfg.name} injection_rate={pc['requested_rate'] / ps:.6g}")
-            if not pc["saturated"]:
+            past = past or pc["saturated"]
+            if not past:
                 knee = pc["offered"]
         knees.append((cfg.name, knee))
         print(f"{cfg.name}: knee (compat) {knee}", file=sys.stderr)
