@@ -1101,6 +1101,18 @@ mod tests {
         let high = &v["points"][1];
         assert!(high["convergence"]["unstable"].as_bool().unwrap(), "{high}");
         assert!(high["saturated"].as_bool().unwrap());
+        // warmup_periods = 0: warm-up ends when latency and throughput settle (whole periods)
+        let w: Value = serde_json::from_str(
+            &noc_sweep(r#"{"mesh":"4x4","rates":[0.1],"compat":"booksim","sample_period":200,"warmup_periods":0}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        let wc = &w["points"][0]["convergence"];
+        let wu = wc["warmup_cycles"].as_u64().unwrap();
+        assert!(
+            wu >= 400 && wu.is_multiple_of(200) && wc["converged"].as_bool().unwrap(),
+            "{wc}"
+        );
         // pktflow's own conventions are unchanged by default
         let d: Value = serde_json::from_str(
             &noc_sweep(r#"{"mesh":"4x4","rates":[0.1],"warmup":100,"measure":500}"#).unwrap(),
@@ -1135,6 +1147,12 @@ mod tests {
         std::fs::write(&p, "k = 4;\nnum_vcs = 0;\n").unwrap();
         let e = noc_sweep(&req.to_string()).unwrap_err().to_string();
         assert!(e.contains("line 2: key `num_vcs`"), "{e}");
+        // `compat: pktflow` keeps pktflow's conventions with a configuration file
+        std::fs::write(&p, "k = 4;\ninjection_rate = 0.05;\n").unwrap();
+        let req = json!({"config": p.to_string_lossy(), "compat": "pktflow", "warmup": 100, "measure": 400});
+        let v: Value = serde_json::from_str(&noc_sweep(&req.to_string()).unwrap()).unwrap();
+        assert_eq!(v["compat"], json!("pktflow"));
+        assert!(v["points"][0].get("convergence").is_none());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

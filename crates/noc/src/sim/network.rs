@@ -1017,7 +1017,10 @@ impl Network {
             1
         };
         let o = self.outs[self.vci(node, p0, first_vc)];
-        if !o.busy && (p0 == LOCAL || o.credits as usize == self.depth) {
+        if !o.busy
+            && (p0 == LOCAL || o.credits as usize == self.depth)
+            && (self.emptiest || first_vc == start)
+        {
             return (p0 << 4 | first_vc) as u8;
         }
         self.pick_out_vc_slow(node, i)
@@ -1079,12 +1082,21 @@ impl Network {
             // enter completely
             let need = vs.need;
             let mut rank = 0;
+            // without the credit preference (BookSim's conventions) the candidates are taken in
+            // round-robin order from the input VC's pointer, over both directions
+            let total = r.nports as usize * (v - 1);
+            let rot = if emptiest || total == 0 {
+                0
+            } else {
+                total - start % total
+            };
             for &d in &r.ports[..r.nports as usize] {
                 let d = d as usize;
                 let base = self.vci(node, d, 0);
                 for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
                     let room = (o.credits >= need) as u32;
-                    best = best.max(key(o, true, rank, d << 4 | vc) * room);
+                    let rk = if rot == 0 { rank } else { (rank + rot) % total };
+                    best = best.max(key(o, true, rk, d << 4 | vc) * room);
                     rank += 1;
                 }
             }
