@@ -177,7 +177,7 @@ def test_help_lists_choices_and_every_option_has_help(capsys):
                 assert prm.help, f"{name} {prm.opts} has no help"
 
 
-NUM_OPTS = ["--measure", "--warmup", "--vcs", "--buffer", "--packet-flits", "--seed", "--drain"]
+NUM_OPTS = ["--measure", "--warmup", "--vcs", "--buffer", "--packet-flits", "--seed", "--drain", "--ni-flits"]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

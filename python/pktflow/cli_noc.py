@@ -17,19 +17,21 @@ from rich.table import Table
 
 from pktflow import _ui
 from pktflow import noc as api
-from pktflow._core import PktflowError
+from pktflow._core import PktflowError, noc_catalog
+
+_CATALOG = json.loads(noc_catalog())
+
+#: the traffic patterns registered in the core (crates/noc/src/sim/traffic)
+Traffic = enum.Enum("Traffic", {n: n for n in _CATALOG["traffic"]}, type=str)
 
 
-class Traffic(str, enum.Enum):
-    uniform = "uniform"
-    transpose = "transpose"
-    bit_complement = "bit_complement"
-    hotspot = "hotspot"
+class Compat(str, enum.Enum):
+    pktflow = "pktflow"
+    booksim = "booksim"
 
 
-class PacketRouting(str, enum.Enum):
-    dor = "dor"
-    adaptive = "adaptive"
+#: the packet routing functions registered in the core (crates/noc/src/sim/packet_routing)
+PacketRouting = enum.Enum("PacketRouting", {n: n for n in _CATALOG["packet_routings"]}, type=str)
 
 
 class StreamRouting(str, enum.Enum):
@@ -64,6 +66,8 @@ _OPTIONS = {
     "drain": "--drain",
     "seed": "--seed",
     "hotspot_fraction": "--hotspot-fraction",
+    "ni_flits": "--ni-flits",
+    "compat": "--compat",
     "anneal_moves": "--anneal-moves",
     "retries": "--retries",
     "buffer_iterations": "--buffer-iterations",
@@ -139,12 +143,17 @@ def noc_cmd(
     traffic: Optional[Traffic] = typer.Option(
         None,
         "--traffic",
-        help="Traffic pattern [default: uniform]. uniform never sends to the source itself; transpose: the "
-        "diagonal nodes send nothing; bit_complement: the centre of an odd mesh sends nothing; hotspot: a "
-        "share of the packets goes to the centre node.",
+        help="Traffic pattern [default: uniform]. uniform never sends to the source itself (with --compat "
+        "booksim it may); transpose: (x,y) to (y,x); bit_complement: (x,y) to (cols-1-x, rows-1-y); hotspot: a "
+        "share of the packets goes to the centre node; tornado: each coordinate moves k/2-1 places around; "
+        "neighbor: each coordinate moves one place around; shuffle: node number rotated left one bit. A node "
+        "whose destination is itself sends nothing (with --compat booksim it sends to itself).",
     ),
     routing: Optional[PacketRouting] = typer.Option(
-        None, "--routing", help="Packet routing: dor (XY dimension order) or adaptive [default: dor]."
+        None,
+        "--routing",
+        help="Packet routing [default: dor]. dor: XY dimension order; adaptive: minimal adaptive with XY escape "
+        "channels; west_first: the west-first turn model.",
     ),
     vcs: Optional[int] = typer.Option(None, "--vcs", help="Virtual channels per input port, 1 to 11 [default: 4]."),
     buffer: Optional[int] = typer.Option(
@@ -168,6 +177,26 @@ def noc_cmd(
         None, "--hotspot-fraction", help="Share of packets sent to the hotspot node, 0 to 1 [default: 0.2]."
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed of the traffic [default: 1]."),
+    compat: Optional[Compat] = typer.Option(
+        None,
+        "--compat",
+        help="Conventions to follow [default: pktflow; booksim when --config is given]. booksim: destinations "
+        "include the source, network interfaces move one flit per cycle, injection takes one more cycle, the "
+        "VC allocator takes the first free VC in round-robin order, and warm-up and measurement follow BookSim's "
+        "convergence rule (--warmup and --measure are not used). See docs/noc.md.",
+    ),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="A BookSim-style configuration file (key = value; lines, // comments, BookSim's key names such as "
+        "k, num_vcs, vc_buf_size, packet_size, injection_rate, routing_function, traffic, sample_period). "
+        "Options given on the command line win.",
+    ),
+    ni_flits: Optional[int] = typer.Option(
+        None,
+        "--ni-flits",
+        help="Flits per cycle a network interface injects and ejects, 1 to 4 [default: 4; 1 with --compat booksim].",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document on stdout instead of tables."),
     plot: Optional[Path] = typer.Option(
         None, "--plot", help="Also write a latency and throughput versus offered load plot (PNG) to this file."
@@ -197,6 +226,9 @@ def noc_cmd(
         drain=drain,
         seed=seed,
         hotspot_fraction=hotspot_fraction,
+        compat=compat.value if compat else None,
+        config=str(config) if config is not None else None,
+        ni_flits=ni_flits,
     )
     res = _run_with_progress("noc", api.sweep, **kw)
     if plot is not None and res["points"]:
@@ -214,6 +246,7 @@ def _print_sweep(res: dict[str, Any], plot: Optional[Path]) -> None:
     t = Table(
         title=f"{res['mesh']} mesh, {res['traffic']} traffic, {res['routing']}, {res['virtual_channels']} VCs x "
         f"{res['buffer_depth_flits']} flits, {res['packet_flits']}-flit packets"
+        + (", BookSim conventions" if res.get("compat") == "booksim" else "")
     )
     for c in (
         "requested (flits/node/cycle)",
@@ -245,7 +278,7 @@ def _print_sweep(res: dict[str, Any], plot: Optional[Path]) -> None:
             f"{res['traffic']}: {nodes - senders} of {nodes} nodes send nothing, so the offered load is "
             f"{senders}/{nodes} of the requested rate."
         )
-    line = f"zero-load latency ({res['traffic']}, theory): {th['zero_load_latency']:.2f} cycles"
+    line = f"zero-load latency ({res['traffic']}, theory): {_fmt(th['zero_load_latency'])} cycles"
     if th.get("requested_rate_bound") is not None:
         bound = th["requested_rate_bound"]
         line += f"; XY-routing capacity bound ({res['traffic']}): {bound:.4f} flits/node/cycle requested"
@@ -257,6 +290,14 @@ def _print_sweep(res: dict[str, Any], plot: Optional[Path]) -> None:
         "last unsaturated offered load before the first saturated point: "
         + ("none (the first point is saturated)" if sat is None else f"{sat:.4f} flits/node/cycle")
     )
+    for p in res["points"]:
+        cv = p.get("convergence")
+        if cv:
+            state = "unstable" if cv["unstable"] else ("converged" if cv["converged"] else "not converged")
+            con.print(
+                f"rate {p['requested_rate']:.4f}: {state} after {cv['sample_periods']} sample periods "
+                f"(warm-up {cv['warmup_cycles']:,} cycles, measured {cv['measured_cycles']:,}, drain {cv['drain_cycles']:,})"
+            )
     if res.get("interrupted"):
         con.print(f"interrupted after {len(res['points'])} of the requested points")
     if plot is not None and res["points"]:
@@ -275,7 +316,8 @@ def _plot_sweep(res, path: Path) -> None:
     ax[0].plot([x for x, _ in lat], [y for _, y in lat], "o-")
     ax[0].set_xlabel("offered load (flits/node/cycle)")
     ax[0].set_ylabel("mean latency (cycles)")
-    ax[0].axhline(res["theory"]["zero_load_latency"], ls=":", c="gray", label=f"zero-load ({res['traffic']})")
+    if res["theory"]["zero_load_latency"] is not None:
+        ax[0].axhline(res["theory"]["zero_load_latency"], ls=":", c="gray", label=f"zero-load ({res['traffic']})")
     ax[0].legend()
     ax[1].plot([p["offered"] for p in pts], [p["accepted"] for p in pts], "o-")
     top = max(p["offered"] for p in pts)

@@ -204,6 +204,17 @@ def sweep(
     seed: Optional[int] = None,
     hotspot_fraction: Optional[float] = None,
     arch: Optional[dict[str, Any]] = None,
+    compat: Optional[str] = None,
+    config: Optional[str] = None,
+    ni_flits: Optional[int] = None,
+    sample_period: Optional[int] = None,
+    warmup_periods: Optional[int] = None,
+    max_samples: Optional[int] = None,
+    latency_thres: Optional[float] = None,
+    warmup_thres: Optional[float] = None,
+    acc_warmup_thres: Optional[float] = None,
+    stopping_thres: Optional[float] = None,
+    acc_stopping_thres: Optional[float] = None,
     progress: Optional[Progress] = None,
 ) -> dict[str, Any]:
     """Synthetic-traffic sweep on the cycle-level mesh, one point per offered load in ``rates``
@@ -214,7 +225,14 @@ def sweep(
     "saturation_reasons", "packets_not_delivered", ...}], "saturation_offered", "theory",
     "conventions", "interrupted", ...}``. ``progress(cycles done, cycles at most, label)`` is
     called now and then. After Ctrl-C the points finished are returned with
-    ``"interrupted": True``."""
+    ``"interrupted": True``.
+
+    ``compat="booksim"`` follows BookSim 2's conventions (docs/noc.md: destinations include the
+    source, one-flit-per-cycle interfaces, one more injection cycle, round-robin VC choice,
+    warm-up and measurement by its convergence rule set by ``sample_period`` ... ``acc_stopping_thres``,
+    BookSim's names and defaults); ``config`` is a BookSim-style configuration file
+    (``key = value;``) whose keys become these options (the ones given here win). ``ni_flits``
+    sets the flits per cycle a network interface injects and ejects (1 to 4)."""
     req = _request(
         rates=[float(r) for r in rates] if rates is not None else None,
         mesh=mesh,
@@ -229,6 +247,17 @@ def sweep(
         seed=seed,
         hotspot_fraction=hotspot_fraction,
         arch=arch,
+        compat=getattr(compat, "value", compat),
+        config=str(config) if config is not None else None,
+        ni_flits=ni_flits,
+        sample_period=sample_period,
+        warmup_periods=warmup_periods,
+        max_samples=max_samples,
+        latency_thres=latency_thres,
+        warmup_thres=warmup_thres,
+        acc_warmup_thres=acc_warmup_thres,
+        stopping_thres=stopping_thres,
+        acc_stopping_thres=acc_stopping_thres,
     )
     return json.loads(_core.noc_sweep(req, progress))
 

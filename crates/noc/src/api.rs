@@ -18,7 +18,9 @@ use crate::sim::setup::setup_times;
 use crate::sim::stream::{
     run_stream_with, Comm, FabricKind, MappedGraph, StreamRunConfig, StreamRunResult,
 };
-use crate::sim::synthetic::{zero_load_latency, Pattern, SynthConfig};
+use crate::sim::synthetic::{zero_load_latency_with, BookSimRun, Pattern, SynthConfig};
+use crate::sim::traffic::TrafficParams;
+use crate::sim::NetOptions;
 use crate::sim::PacketRouting;
 use pktflow_arch::mesh::MeshArch;
 use serde::{Deserialize, Serialize};
@@ -45,14 +47,14 @@ fn arch_for(
 }
 
 fn packet_routing(name: &str) -> Result<PacketRouting> {
-    match registry(name)? {
-        RoutingKind::Dor => Ok(PacketRouting::Dor),
-        RoutingKind::Adaptive => Ok(PacketRouting::Adaptive),
-        other => Err(NocError::Param(format!(
-            "synthetic traffic runs on packet routing `dor` or `adaptive`, not `{}`",
-            other.name()
-        ))),
-    }
+    let key = name.trim().to_ascii_lowercase().replace('-', "_");
+    PacketRouting::by_name(&key).ok_or_else(|| {
+        NocError::Param(format!(
+            "synthetic traffic runs on a packet routing function ({}), not `{}`",
+            crate::sim::packet_routing::names().join(", "),
+            name.trim()
+        ))
+    })
 }
 
 /// Longest warm-up, measurement or drain accepted, cycles.
@@ -78,28 +80,58 @@ const SWEEP_FIELDS: &[&str] = &[
     "seed",
     "hotspot_fraction",
     "arch",
+    "compat",
+    "config",
+    "ni_flits",
+    "sample_period",
+    "warmup_periods",
+    "max_samples",
+    "latency_thres",
+    "warmup_thres",
+    "acc_warmup_thres",
+    "stopping_thres",
+    "acc_stopping_thres",
 ];
 
+/// Conventions a sweep can follow (`compat`).
+pub const COMPAT_NAMES: [&str; 2] = ["pktflow", "booksim"];
+
 /// Conventions of the synthetic traffic, reported with every sweep.
-fn conventions() -> Value {
-    json!({
+fn conventions(booksim: bool, pattern: &Pattern, mesh: &Mesh, params: &TrafficParams) -> Value {
+    let mut c = json!({
+        "compat": if booksim { "booksim" } else { "pktflow" },
         "rates": "offered loads are flits per node per cycle averaged over all nodes, including nodes that send nothing",
-        "uniform": "each packet goes to one of the other n-1 nodes with equal probability (never to its source)",
-        "transpose": "node (x,y) sends to (y,x); the diagonal nodes (x = y) send nothing, so the offered load is (n-k)/n of the requested rate on a k x k mesh",
-        "bit_complement": "node (x,y) sends to (cols-1-x, rows-1-y); on an odd x odd mesh the centre node sends nothing",
-        "hotspot": "each node other than the hotspot sends `hotspot_fraction` of its packets to the hotspot (the centre node) and the rest uniformly",
+        "traffic": pattern.0.describe(),
+        "self_addressed": if booksim {
+            "a node whose destination is itself sends the packet through its own router (BookSim)"
+        } else {
+            "a node whose destination would be itself sends nothing"
+        },
         "injection": "Bernoulli: each node creates a packet in a cycle with probability rate / packet_flits",
         "latency": "creation to tail delivery, including source queueing, of packets created in the measurement window; a lower bound when some of them were not delivered",
         "source_queue_cap": crate::sim::synthetic::SOURCE_QUEUE_CAP,
         "source_queue": "a packet created while its source queue holds source_queue_cap packets is not injected and counts as not delivered",
-        "drain": "after the measurement window the simulation runs up to `drain` more cycles (default: the measurement length), still injecting unmeasured traffic, until every measured packet has arrived",
         "saturation": format!(
             "a point is saturated when any measured packet was not delivered, or accepted throughput is more than {:.0}% below offered, or the mean latency exceeds {}x the pattern's zero-load latency, or (XY routing) the requested rate exceeds the pattern's capacity bound, or the source queues grew by more than one packet per node over the measurement window",
             crate::sim::synthetic::SATURATION_THROUGHPUT_TOLERANCE * 100.0,
             crate::sim::synthetic::SATURATION_LATENCY_FACTOR
         ),
         "saturation_offered": "the largest offered load among the unsaturated points below the lowest saturated requested rate (null when the first point is saturated)",
-    })
+    });
+    let o = c.as_object_mut().expect("object");
+    // every registered pattern as defined on this mesh (those it is defined on)
+    for name in crate::sim::traffic::names() {
+        if let Ok(p) = Pattern::build(name, mesh, params) {
+            o.insert(name.into(), json!(p.0.describe()));
+        }
+    }
+    if booksim {
+        o.insert("measurement".into(), json!("BookSim's sim_type = latency rule: sample periods of sample_period cycles; warm-up for warmup_periods periods (or, with 0, until latency and accepted throughput change by less than warmup_thres / acc_warmup_thres); then packets created are measured and each period compares the mean latency of measured packets delivered so far and the accepted throughput since warm-up with the previous period; three periods in a row with both changes below stopping_thres / acc_stopping_thres end the measurement (or max_samples periods in all); the run then drains until every measured packet arrived (at most `drain` cycles); a mean latency above latency_thres abandons the run as unstable"));
+        o.insert("network".into(), json!("network interfaces move one flit per cycle each way (unless ni_flits or arch set them); the injection path takes one more cycle than pktflow's; VC allocation takes the first free output VC in round-robin order (no preference for the emptiest buffer)"));
+    } else {
+        o.insert("drain".into(), json!("after the measurement window the simulation runs up to `drain` more cycles (default: the measurement length), still injecting unmeasured traffic, until every measured packet has arrived"));
+    }
+    c
 }
 
 /// Synthetic-traffic sweep: `{"mesh":"8x8","traffic":"uniform","routing":"dor","rates":[...]}`.
@@ -112,6 +144,46 @@ pub fn noc_sweep(req_json: &str) -> Result<String> {
 pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) -> Result<String> {
     use crate::sim::synthetic::{max_cycles, run_point_with, Stop};
     let f = Fields::parse(req_json, "noc_sweep request", SWEEP_FIELDS)?;
+    // a BookSim-style configuration file gives defaults; the request's own fields win
+    let f = if f.has("config") {
+        let path = f.string("config", "")?;
+        let mut merged = crate::booksim::load(&path)?;
+        let own: Value = serde_json::from_str(req_json).map_err(|e| NocError::Request {
+            what: "noc_sweep request".into(),
+            msg: e.to_string(),
+        })?;
+        for (k, v) in own.as_object().into_iter().flatten() {
+            if k == "arch" {
+                if let (Some(Value::Object(a)), Value::Object(b)) = (merged.get_mut("arch"), v) {
+                    for (ak, av) in b {
+                        a.insert(ak.clone(), av.clone());
+                    }
+                    continue;
+                }
+            }
+            if !v.is_null() && k != "config" {
+                merged.insert(k.clone(), v.clone());
+            }
+        }
+        Fields::parse(
+            &Value::Object(merged).to_string(),
+            "noc_sweep request",
+            SWEEP_FIELDS,
+        )?
+    } else {
+        f
+    };
+    let compat = f.string("compat", "pktflow")?;
+    let booksim = match compat.as_str() {
+        "pktflow" => false,
+        "booksim" => true,
+        other => {
+            return Err(NocError::Field {
+                field: "compat".into(),
+                msg: format!("must be one of {}, got `{other}`", COMPAT_NAMES.join(", ")),
+            })
+        }
+    };
     let mesh_s = f.string("mesh", "8x8")?;
     let traffic = f.string("traffic", "uniform")?;
     let routing_s = f.string("routing", "dor")?;
@@ -124,7 +196,56 @@ pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) 
     let drain = f.int_opt("drain", 0, MAX_CYCLES, " cycles")?;
     let seed = f.int("seed", 1, 0, u64::MAX, "")?;
     let hotspot_fraction = f.num_opt("hotspot_fraction", 0.0, 1.0, "")?;
-    let arch_over = f.object("arch")?;
+    let ni_flits = f.int_opt("ni_flits", 1, 4, " flits/cycle")?;
+    let d = BookSimRun::default();
+    let bs = BookSimRun {
+        sample_period: f.int("sample_period", d.sample_period, 1, MAX_CYCLES, " cycles")?,
+        warmup_periods: f.int("warmup_periods", d.warmup_periods, 0, 1_000_000, "")?,
+        max_samples: f.int("max_samples", d.max_samples, 1, 1_000_000, "")?,
+        latency_thres: f
+            .num_opt("latency_thres", 0.0, 1e12, " cycles")?
+            .unwrap_or(d.latency_thres),
+        warmup_thres: f
+            .num_opt("warmup_thres", 0.0, 1e6, "")?
+            .unwrap_or(d.warmup_thres),
+        acc_warmup_thres: f
+            .num_opt("acc_warmup_thres", 0.0, 1e6, "")?
+            .unwrap_or(d.acc_warmup_thres),
+        stopping_thres: f
+            .num_opt("stopping_thres", 0.0, 1e6, "")?
+            .unwrap_or(d.stopping_thres),
+        acc_stopping_thres: f
+            .num_opt("acc_stopping_thres", 0.0, 1e6, "")?
+            .unwrap_or(d.acc_stopping_thres),
+    };
+    if bs.sample_period.saturating_mul(bs.max_samples) > MAX_CYCLES {
+        return Err(NocError::Field {
+            field: "max_samples".into(),
+            msg: format!(
+                "x sample_period must be at most {MAX_CYCLES} cycles, got {} x {}",
+                bs.max_samples, bs.sample_period
+            ),
+        });
+    }
+    let mut arch_over = f.object("arch")?;
+    // network interfaces: one flit per cycle each way under BookSim's conventions (unless the
+    // request sets them), `ni_flits` sets both
+    if let Some(o) = arch_over.as_object_mut() {
+        let ni = ni_flits.or(if booksim { Some(1) } else { None });
+        if let Some(ni) = ni {
+            for key in [
+                "node_injection_flits_per_cycle",
+                "node_ejection_flits_per_cycle",
+            ] {
+                if ni_flits.is_some() || !o.contains_key(key) {
+                    o.insert(key.into(), json!(ni));
+                }
+            }
+        }
+    } else if let Some(ni) = ni_flits.or(if booksim { Some(1) } else { None }) {
+        arch_over =
+            json!({"node_injection_flits_per_cycle": ni, "node_ejection_flits_per_cycle": ni});
+    }
     let rates = if f.has("rates") {
         if rates.is_empty() {
             return Err(NocError::Field {
@@ -139,20 +260,27 @@ pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) 
     let arch = arch_for(&mesh_s, &arch_over, vcs, buffer)?;
     let mesh = Mesh::new(arch.cols, arch.rows)?;
     let routing = packet_routing(&routing_s)?;
-    let mut pattern = Pattern::parse(&traffic, &mesh)?;
-    if let (Pattern::Hotspot { node, .. }, Some(fr)) = (pattern, hotspot_fraction) {
-        pattern = Pattern::Hotspot { node, fraction: fr };
-    }
+    let params = TrafficParams {
+        hotspot_fraction,
+        uniform_includes_source: booksim,
+    };
+    let pattern = Pattern::build(&traffic, &mesh, &params)?;
+    let drain_default = if booksim {
+        bs.sample_period.saturating_mul(bs.max_samples)
+    } else {
+        measure
+    };
     let cfgs: Vec<SynthConfig> = rates
         .iter()
         .map(|&rate| SynthConfig {
-            pattern,
+            pattern: pattern.clone(),
             rate,
             packet_flits,
             warmup_cycles: warmup,
             measure_cycles: measure,
-            drain_cycles: drain.unwrap_or(measure),
+            drain_cycles: drain.unwrap_or(drain_default),
             seed,
+            booksim: booksim.then_some(bs),
         })
         .collect();
     let total: u64 = cfgs.iter().map(max_cycles).fold(0, u64::saturating_add);
@@ -185,30 +313,45 @@ pub fn noc_sweep_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str)) 
         .filter(|p| !p.saturated && p.requested_rate < first_sat)
         .map(|p| p.offered)
         .fold(f64::NAN, f64::max);
-    let hops = pattern.mean_hops(&mesh);
+    let hops = pattern.mean_hops(&mesh, booksim);
     let dor = routing == PacketRouting::Dor;
+    let opts = if booksim {
+        NetOptions::booksim()
+    } else {
+        NetOptions::default()
+    };
+    let bound = if dor {
+        pattern.dor_bound(&mesh, arch.node_ejection_flits_per_cycle, booksim)
+    } else {
+        None
+    };
     Ok(json!({
         "mesh": mesh_s, "cols": mesh.cols, "rows": mesh.rows, "traffic": traffic, "routing": routing_s,
         "virtual_channels": arch.virtual_channels, "buffer_depth_flits": arch.buffer_depth_flits,
-        "packet_flits": packet_flits, "warmup_cycles": warmup, "measure_cycles": measure,
-        "drain_cycles": drain.unwrap_or(measure), "seed": seed,
-        "hotspot_fraction": match pattern { Pattern::Hotspot { fraction, .. } => json!(fraction), _ => Value::Null },
-        "sending_nodes": pattern.senders(&mesh), "nodes": mesh.nodes(),
+        "packet_flits": packet_flits,
+        "warmup_cycles": if booksim { Value::Null } else { json!(warmup) },
+        "measure_cycles": if booksim { Value::Null } else { json!(measure) },
+        "drain_cycles": drain.unwrap_or(drain_default), "seed": seed,
+        "compat": compat,
+        "booksim_run": if booksim { json!(bs) } else { Value::Null },
+        "hotspot_fraction": if pattern.name() == "hotspot" { json!(hotspot_fraction.unwrap_or(crate::sim::traffic::hotspot::DEFAULT_FRACTION)) } else { Value::Null },
+        "sending_nodes": pattern.senders(&mesh, booksim), "nodes": mesh.nodes(),
         "points": points,
         "interrupted": interrupted,
         "saturation_offered": if sat.is_nan() { Value::Null } else { json!(sat) },
-        "conventions": conventions(),
+        "conventions": conventions(booksim, &pattern, &mesh, &params),
         "theory": {
-            "pattern": traffic,
+            "pattern": pattern.name(),
             "mean_hops": hops,
-            "zero_load_latency": zero_load_latency(&arch, hops, packet_flits),
-            "requested_rate_bound": if dor { json!(pattern.dor_bound(&mesh, arch.node_ejection_flits_per_cycle)) } else { Value::Null },
+            "zero_load_latency": hops.map(|h| zero_load_latency_with(&arch, h, packet_flits, opts)),
+            "requested_rate_bound": bound,
             "requested_rate_bound_note": if dor {
                 "largest requested rate (flits per cycle of each sending node) that loads no link or ejection port beyond capacity under XY routing"
             } else {
                 "no closed-form bound is given for adaptive routing"
             },
         },
+        "routing_description": routing.0.describe(),
         "arch": arch,
     })
     .to_string())
@@ -887,7 +1030,7 @@ pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<
 
 /// Names of the built-in benchmarks and routers.
 pub fn catalog() -> String {
-    json!({"benchmarks": bench::names(), "routings": crate::routing::ROUTING_NAMES, "traffic": ["uniform", "transpose", "bit_complement", "hotspot"], "default_mesh": crate::config::default_mesh()}).to_string()
+    json!({"benchmarks": bench::names(), "routings": crate::routing::ROUTING_NAMES, "traffic": crate::sim::traffic::names(), "packet_routings": crate::sim::packet_routing::names(), "compat": COMPAT_NAMES, "default_mesh": crate::config::default_mesh()}).to_string()
 }
 
 #[cfg(test)]
@@ -937,6 +1080,86 @@ mod tests {
     /// Every numeric field of both requests, given a value out of its range (zero where at
     /// least 1 is needed, negative, fractional, non-numeric, huge), is refused with one line
     /// that starts with the field's name; nothing is simulated.
+    /// `compat: booksim` follows BookSim's measurement rule: whole sample periods, warm-up of
+    /// `warmup_periods`, convergence, a drain; one-flit interfaces; self-addressed packets; and
+    /// an overloaded point is abandoned as unstable.
+    #[test]
+    fn booksim_compat_measures_by_its_rule() {
+        let out =
+            noc_sweep(r#"{"mesh":"4x4","rates":[0.1,1.0],"compat":"booksim","sample_period":300}"#)
+                .unwrap();
+        let v: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["compat"], json!("booksim"));
+        assert_eq!(v["arch"]["node_injection_flits_per_cycle"], json!(1));
+        assert_eq!(v["sending_nodes"], json!(16));
+        let low = &v["points"][0];
+        let c = &low["convergence"];
+        assert_eq!(c["warmup_cycles"], json!(900), "{c}");
+        assert!(c["converged"].as_bool().unwrap(), "{c}");
+        assert_eq!(c["measured_cycles"].as_u64().unwrap() % 300, 0);
+        assert!(low["packets_not_delivered"] == json!(0) && !low["saturated"].as_bool().unwrap());
+        // uniform with the source included: mean hops (k^2-1)... below pktflow's convention
+        let h: f64 = v["theory"]["mean_hops"].as_f64().unwrap();
+        let own = crate::sim::synthetic::mean_hops_uniform(&Mesh::new(4, 4).unwrap());
+        assert!((h - own * 15.0 / 16.0).abs() < 1e-9, "{h} vs {own}");
+        let high = &v["points"][1];
+        assert!(high["convergence"]["unstable"].as_bool().unwrap(), "{high}");
+        assert!(high["saturated"].as_bool().unwrap());
+        // warmup_periods = 0: warm-up ends when latency and throughput settle (whole periods)
+        let w: Value = serde_json::from_str(
+            &noc_sweep(r#"{"mesh":"4x4","rates":[0.1],"compat":"booksim","sample_period":200,"warmup_periods":0}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        let wc = &w["points"][0]["convergence"];
+        let wu = wc["warmup_cycles"].as_u64().unwrap();
+        assert!(
+            wu >= 400 && wu.is_multiple_of(200) && wc["converged"].as_bool().unwrap(),
+            "{wc}"
+        );
+        // pktflow's own conventions are unchanged by default
+        let d: Value = serde_json::from_str(
+            &noc_sweep(r#"{"mesh":"4x4","rates":[0.1],"warmup":100,"measure":500}"#).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(d["compat"], json!("pktflow"));
+        assert!(d["points"][0].get("convergence").is_none());
+        assert_eq!(d["arch"]["node_injection_flits_per_cycle"], json!(4));
+    }
+
+    /// A configuration file sets the sweep; request fields override it; a bad line is named.
+    #[test]
+    fn config_file_sets_and_request_overrides() {
+        let dir = std::env::temp_dir().join(format!("pktflow-noc-cfg-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("a.cfg");
+        std::fs::write(
+            &p,
+            "topology = mesh; k = 4; n = 2;\nrouting_function = min_adapt;\nnum_vcs = 2;\n\
+             traffic = tornado; packet_size = 2; injection_rate = 0.05;\nsample_period = 200;\n",
+        )
+        .unwrap();
+        let req = json!({"config": p.to_string_lossy(), "vcs": 3});
+        let v: Value = serde_json::from_str(&noc_sweep(&req.to_string()).unwrap()).unwrap();
+        assert_eq!(v["routing"], json!("adaptive"));
+        assert_eq!(v["traffic"], json!("tornado"));
+        assert_eq!(v["virtual_channels"], json!(3));
+        assert_eq!(v["packet_flits"], json!(2));
+        assert_eq!(v["compat"], json!("booksim"));
+        // 0.05 packets of 2 flits
+        assert!((v["points"][0]["requested_rate"].as_f64().unwrap() - 0.1).abs() < 1e-12);
+        std::fs::write(&p, "k = 4;\nnum_vcs = 0;\n").unwrap();
+        let e = noc_sweep(&req.to_string()).unwrap_err().to_string();
+        assert!(e.contains("line 2: key `num_vcs`"), "{e}");
+        // `compat: pktflow` keeps pktflow's conventions with a configuration file
+        std::fs::write(&p, "k = 4;\ninjection_rate = 0.05;\n").unwrap();
+        let req = json!({"config": p.to_string_lossy(), "compat": "pktflow", "warmup": 100, "measure": 400});
+        let v: Value = serde_json::from_str(&noc_sweep(&req.to_string()).unwrap()).unwrap();
+        assert_eq!(v["compat"], json!("pktflow"));
+        assert!(v["points"][0].get("convergence").is_none());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn every_numeric_field_is_checked_by_name() {
         let bad = [
@@ -956,6 +1179,10 @@ mod tests {
             ("measure", true),
             ("drain", false),
             ("seed", false),
+            ("ni_flits", true),
+            ("sample_period", true),
+            ("max_samples", true),
+            ("warmup_periods", false),
         ];
         for (field, min1) in sweep_fields {
             let mut vals: Vec<&str> = bad.to_vec();

@@ -38,6 +38,13 @@ pub enum NocError {
     Interrupted,
     #[error("invalid parameter: {0}")]
     Param(String),
+    /// A BookSim-style configuration file with a bad line: names the file, line and key.
+    #[error("config `{file}` line {line}: {msg}")]
+    Config {
+        file: String,
+        line: usize,
+        msg: String,
+    },
     #[error("routing `{routing}` failed: {msg}")]
     Routing { routing: String, msg: String },
     #[error("simulation invariant violated: {0}")]

@@ -4,6 +4,7 @@
 pub mod api;
 pub mod balance;
 pub mod bench;
+pub mod booksim;
 pub mod config;
 pub mod error;
 pub mod graph;

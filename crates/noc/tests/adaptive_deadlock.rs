@@ -22,13 +22,14 @@ fn run(
     a.virtual_channels = vcs;
     a.buffer_depth_flits = depth;
     let cfg = SynthConfig {
-        pattern: Pattern::Uniform,
+        pattern: Pattern::uniform(),
         rate,
         packet_flits: flits,
         warmup_cycles: 1_000,
         measure_cycles: cycles,
         drain_cycles: 0,
         seed,
+        booksim: None,
     };
     // run_point fails with "deadlock: ..." after 2000 cycles without a flit moving, and checks
     // flit conservation (injected = ejected + in network) at the end

@@ -1,7 +1,9 @@
 //! Fuzzing of every input surface of the NoC crate (256 cases each, a few seconds in all):
 //! stream-graph text (JSON and TOML, from arbitrary bytes and from mutated benchmark files),
 //! graph files on disk, and the JSON requests of `noc_sweep` and `stream_run` (arbitrary text
-//! and valid requests with one field replaced by a hostile value). Each must return Ok or a
+//! and valid requests with one field replaced by a hostile value), and BookSim-style
+//! configuration files (arbitrary bytes, and a valid file with one value replaced by a hostile
+//! token or a `;` removed, then swept). Each must return Ok or a
 //! one-line error, never panic, and finish quickly (requests keep the simulation tiny).
 use pktflow_noc::api::{load_graph, noc_sweep, stream_graph_load, stream_run};
 use pktflow_noc::graph::{flatten, parse_program, solve_balance};
@@ -93,7 +95,9 @@ proptest! {
 
     #[test]
     fn sweep_requests(field in prop::sample::select(vec!["mesh", "traffic", "routing", "vcs", "buffer",
-                          "packet_flits", "rates", "warmup", "measure", "drain", "seed", "hotspot_fraction", "arch", "bogus"]),
+                          "packet_flits", "rates", "warmup", "measure", "drain", "seed", "hotspot_fraction", "arch", "bogus",
+                          "compat", "config", "ni_flits", "sample_period", "warmup_periods", "max_samples",
+                          "latency_thres", "stopping_thres", "acc_stopping_thres"]),
                       val in prop::sample::select(HOSTILE.to_vec()),
                       junk in proptest::collection::vec(any::<u8>(), 0..60)) {
         let mut req: serde_json::Map<String, serde_json::Value> = serde_json::from_str(
@@ -136,4 +140,75 @@ fn deeply_nested_documents_are_refused() {
     assert!(parse_program(&toml, "deep.toml").is_err());
     let inline = format!("graph = {}1{}\n", "{a=".repeat(depth), "}".repeat(depth));
     assert!(parse_program(&inline, "deep.toml").is_err());
+}
+
+/// A BookSim-style configuration that loads (small, so a sweep from it is quick).
+const GOOD_CFG: &str =
+    "// fuzz base\ntopology = mesh;\nk = 2;\nn = 2;\nrouting_function = dim_order;\n\
+num_vcs = 2;\nvc_buf_size = 4;\ntraffic = uniform;\npacket_size = 1;\ninjection_rate = 0.05;\n\
+sim_type = latency;\nwarmup_periods = 1;\nsample_period = 50;\nmax_samples = 4;\n";
+
+const HOSTILE_CFG: &[&str] = &[
+    "0",
+    "-1",
+    "1e300",
+    "nan",
+    "inf",
+    "",
+    ";",
+    "=",
+    "\"",
+    "//",
+    "x",
+    "99999999999999999999",
+    "1.5",
+    "mesh",
+    "torus",
+    "{0.1,0.2}",
+    "k = 3",
+    "\u{0}",
+    "é",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, .. ProptestConfig::default() })]
+
+    /// Arbitrary bytes as a configuration: Ok or one line naming the file.
+    #[test]
+    fn booksim_config_from_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+        let text = String::from_utf8_lossy(&bytes);
+        if let Err(e) = pktflow_noc::booksim::parse(&text, "f.cfg") {
+            let e = e.to_string();
+            one_line(&e);
+            prop_assert!(e.starts_with("config `f.cfg` line"), "{}", e);
+        }
+    }
+
+    /// A valid configuration with one value replaced by a hostile token, or one statement cut:
+    /// the parse and a sweep from the result end in Ok or one clean line.
+    #[test]
+    fn booksim_config_near_valid(line in 0usize..14, tok in 0usize..19, cut in any::<bool>()) {
+        let mut lines: Vec<String> = GOOD_CFG.lines().map(String::from).collect();
+        let i = line.min(lines.len() - 1);
+        if cut {
+            lines[i] = lines[i].replace(';', "");
+        } else if let Some((k, _)) = lines[i].split_once('=') {
+            lines[i] = format!("{k}= {};", HOSTILE_CFG[tok]);
+        }
+        let text = lines.join("\n");
+        match pktflow_noc::booksim::parse(&text, "f.cfg") {
+            Err(e) => one_line(&e.to_string()),
+            Ok(_) => {
+                let dir = std::env::temp_dir().join(format!("pktflow-noc-fuzz-{}", std::process::id()));
+                std::fs::create_dir_all(&dir).unwrap();
+                let p = dir.join(format!("c{line}_{tok}_{cut}.cfg"));
+                std::fs::write(&p, &text).unwrap();
+                let req = serde_json::json!({"config": p.to_string_lossy(), "drain": 200});
+                if let Err(e) = noc_sweep(&req.to_string()) {
+                    one_line(&e.to_string());
+                }
+                let _ = std::fs::remove_file(&p);
+            }
+        }
+    }
 }

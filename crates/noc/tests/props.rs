@@ -37,8 +37,8 @@ proptest! {
                                              bitcomp in any::<bool>(), seed in 0u64..1000) {
         let mut a = default_mesh();
         a.cols = cols; a.rows = rows; a.virtual_channels = vcs; a.buffer_depth_flits = depth;
-        let cfg = SynthConfig { pattern: if bitcomp { Pattern::BitComplement } else { Pattern::Uniform }, rate,
-            packet_flits: flits, warmup_cycles: 200, measure_cycles: 1500, drain_cycles: 0, seed };
+        let cfg = SynthConfig { pattern: if bitcomp { Pattern::bit_complement() } else { Pattern::uniform() }, rate,
+            packet_flits: flits, warmup_cycles: 200, measure_cycles: 1500, drain_cycles: 0, seed, booksim: None };
         let p = run_point(&a, PacketRouting::Adaptive, &cfg).unwrap();
         prop_assert!(p.flits_injected >= p.flits_ejected);
         prop_assert!(p.accepted > 0.0);
@@ -51,8 +51,8 @@ proptest! {
         let mut a = default_mesh();
         a.cols = k; a.rows = k; a.route_compute_cycles = rc; a.vc_alloc_cycles = va;
         a.link_latency_cycles = lt; a.credit_delay_cycles = cd;
-        let cfg = SynthConfig { pattern: Pattern::Uniform, rate: 0.05, packet_flits: flits,
-            warmup_cycles: 100, measure_cycles: 1000, drain_cycles: 2000, seed };
+        let cfg = SynthConfig { pattern: Pattern::uniform(), rate: 0.05, packet_flits: flits,
+            warmup_cycles: 100, measure_cycles: 1000, drain_cycles: 2000, seed, booksim: None };
         let p = run_point(&a, PacketRouting::Dor, &cfg).unwrap();
         prop_assert_eq!(p.unfinished, 0);
     }

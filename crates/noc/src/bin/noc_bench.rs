@@ -2,6 +2,8 @@
 //!
 //! `cargo run --release -p pktflow-noc --bin noc-bench -- speed` : simulated cycles per second and
 //! flits per second on an 8x8 mesh, 4 VCs, uniform traffic at 0.1 and 0.3 flits/node/cycle;
+//! `... -- sweep '{"mesh":"8x8","routing":"adaptive","rates":[0.5]}'` : one `noc_sweep` request,
+//! one CSV line per point;
 //! `... -- map [MESH]` : time to partition, lay out and route each benchmark (default 6x6).
 use pktflow_noc::api::{map_graph, route, StreamReqJson};
 use pktflow_noc::bench;
@@ -39,13 +41,14 @@ fn speed() {
     for routing in [PacketRouting::Dor, PacketRouting::Adaptive] {
         for rate in [0.1, 0.3] {
             let cfg = SynthConfig {
-                pattern: Pattern::Uniform,
+                pattern: Pattern::uniform(),
                 rate,
                 packet_flits: 1,
                 warmup_cycles: 10_000,
                 measure_cycles: 100_000,
                 drain_cycles: 0,
                 seed: 1,
+                booksim: None,
             };
             let c0 = cpu_seconds();
             let p = run_point(&a, routing, &cfg).expect("run");
@@ -157,12 +160,32 @@ fn fig5(mesh: &str, measure: u64) {
     }
 }
 
+/// One synthetic sweep from a `noc_sweep` JSON request: rate, offered, accepted, latency per point.
+fn sweep(req: &str) {
+    let out = pktflow_noc::api::noc_sweep(req).unwrap_or_else(|e| panic!("{e}"));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    println!("rate,offered,accepted,latency,saturated,cycles,wall_s");
+    for p in v["points"].as_array().into_iter().flatten() {
+        println!(
+            "{},{:.4},{:.4},{:.2},{},{},{:.2}",
+            p["requested_rate"],
+            p["offered"].as_f64().unwrap_or(f64::NAN),
+            p["accepted"].as_f64().unwrap_or(f64::NAN),
+            p["latency"].as_f64().unwrap_or(f64::NAN),
+            p["saturated"],
+            p["cycles_simulated"],
+            p["wall_seconds"].as_f64().unwrap_or(f64::NAN)
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(|s| s.as_str()) {
         Some("fig5") => fig5(args.get(2).map(|s| s.as_str()).unwrap_or("4x4"), 20_000),
         Some("map") => map(args.get(2).map(|s| s.as_str()).unwrap_or("6x6")),
+        Some("sweep") => sweep(args.get(2).map(|s| s.as_str()).unwrap_or("{}")),
         Some("speed") | None => speed(),
-        Some(o) => eprintln!("unknown mode `{o}` (speed | map [MESH])"),
+        Some(o) => eprintln!("unknown mode `{o}` (speed | map [MESH] | fig5 [MESH] | sweep JSON)"),
     }
 }

@@ -31,38 +31,12 @@
 //! packet slab are preallocated (the slab and source queues grow only when a run needs more
 //! packets in flight than ever before).
 use crate::error::{NocError, Result};
-use crate::routing::{opposite, Mesh, E, LOCAL, N, S, W};
+use crate::routing::{opposite, Mesh, LOCAL};
 use pktflow_arch::mesh::MeshArch;
 
 const NONE8: u8 = u8::MAX;
 const NONE32: u32 = u32::MAX;
 const PORTS: usize = 5;
-
-/// Route code x * 3 + y of a packet: x = 0 (same column), 1 (east), 2 (west); y = 0 (same
-/// row), 1 (south), 2 (north). Per code: the XY (DOR) direction and the minimal directions in
-/// the order adaptive routing tries them (X first).
-const ROUTE_DOR: [u8; 9] = [
-    LOCAL as u8,
-    S as u8,
-    N as u8,
-    E as u8,
-    E as u8,
-    E as u8,
-    W as u8,
-    W as u8,
-    W as u8,
-];
-const ROUTE_DIRS: [([u8; 2], u8); 9] = [
-    ([0, 0], 0),
-    ([S as u8, 0], 1),
-    ([N as u8, 0], 1),
-    ([E as u8, 0], 1),
-    ([E as u8, S as u8], 2),
-    ([E as u8, N as u8], 2),
-    ([W as u8, 0], 1),
-    ([W as u8, S as u8], 2),
-    ([W as u8, N as u8], 2),
-];
 
 /// `x mod m` for `x < 2m` without a division.
 #[inline(always)]
@@ -74,12 +48,41 @@ fn wrap(x: usize, m: usize) -> usize {
     }
 }
 
-/// Packet routing inside the routers.
+/// Conventions of the network that are not part of the architecture: pktflow's defaults, or
+/// BookSim 2's (`NetOptions::booksim`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PacketRouting {
-    Dor,
-    Adaptive,
+pub struct NetOptions {
+    /// Cycles a flit spends between the network interface and the router's input buffer on
+    /// top of `link_latency_cycles` (0; BookSim: 1, its injection path is one cycle longer).
+    pub inject_extra_cycles: u32,
+    /// VC allocation prefers the free output VC with the emptiest downstream buffer (pktflow);
+    /// false: the first free one in round-robin order (BookSim's separable allocator with
+    /// `vc_prioritize_empty = 0`).
+    pub prefer_emptiest: bool,
 }
+
+impl Default for NetOptions {
+    fn default() -> Self {
+        NetOptions {
+            inject_extra_cycles: 0,
+            prefer_emptiest: true,
+        }
+    }
+}
+
+impl NetOptions {
+    /// BookSim 2's conventions.
+    pub fn booksim() -> Self {
+        NetOptions {
+            inject_extra_cycles: 1,
+            prefer_emptiest: false,
+        }
+    }
+}
+
+/// Packet routing inside the routers: a registered routing function (`sim::packet_routing`).
+pub use super::packet_routing::PacketRouting;
+use super::packet_routing::{Route, NO_PORT};
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Flit {
@@ -125,9 +128,9 @@ struct VcState {
     ready: u32,
     head: u16,
     len: u16,
-    /// productive directions of the packet at the front (`route_code`), set when its route
-    /// computation starts
-    route: u8,
+    /// candidates of the packet at the front (`Route::pack` of the routing function's answer),
+    /// set when its route computation starts
+    route: u16,
     state: u8,
     out_port: u8,
     out_vc: u8,
@@ -176,18 +179,32 @@ const ACTIVE: u8 = 2;
 /// (about 12 bytes each): checked before anything is allocated.
 pub const MAX_BUFFER_SLOTS: u64 = 64 << 20;
 
+/// Largest mesh (nodes) whose routes are tabulated when the network is built (1024 nodes: a
+/// 2 MB table).
+pub const ROUTE_TABLE_MAX_NODES: usize = 1024;
+
 pub struct Network {
     pub mesh: Mesh,
     routing: PacketRouting,
     v: usize,  // packet VCs
     vt: usize, // VCs incl. the circuit VC (index v)
     depth: usize,
+    /// Adaptive routing: free downstream slots a packet leaving its source must leave for
+    /// packets already in the network (half a buffer; 0 for DOR). Without it minimal adaptive
+    /// routing past saturation fills every adaptive buffer, the adaptive channels jam in cycles
+    /// that only drain through the escape channels, and 8x8 uniform traffic delivered 0.19
+    /// flits/node/cycle where DOR delivers 0.39 (injection limitation, after Lopez, Martinez
+    /// and Duato's DRIL).
+    inject_reserve: u16,
     rc: u32,
     va: u32,
     pipe_out: u32, // sa + st + lt
     cd: u32,
     circ: u32,
-    lt: u32,
+    /// cycles from the network interface into the router's local input buffer
+    inj_lt: u32,
+    /// VC allocation ranks free output VCs by free downstream slots (`NetOptions`)
+    emptiest: bool,
     now: u64,
     // per input VC, index ((node*5+port)*vt + vc): `depth` flits (8 bytes each)
     buf: Vec<Flit>,
@@ -254,6 +271,10 @@ pub struct Network {
     pub last_progress: u64,
     /// flits that crossed each link (node*4+dir), for link utilisation reports
     pub link_flits: Vec<u64>,
+    /// the routing function's answer for every (router, destination) pair, index
+    /// `cur * nodes + dst`, on meshes of at most `ROUTE_TABLE_MAX_NODES` nodes (empty above:
+    /// the function is called per packet and router)
+    route_table: Vec<u16>,
     /// precomputed coordinates and neighbours (no divisions in the hot loop)
     nx: Vec<u16>,
     ny: Vec<u16>,
@@ -262,10 +283,21 @@ pub struct Network {
 
 impl Network {
     pub fn new(arch: &MeshArch, routing: PacketRouting) -> Result<Network> {
+        Network::with_options(arch, routing, NetOptions::default())
+    }
+
+    /// A network with non-default conventions (`NetOptions`).
+    pub fn with_options(
+        arch: &MeshArch,
+        routing: PacketRouting,
+        opts: NetOptions,
+    ) -> Result<Network> {
         arch.validate().map_err(NocError::Param)?;
-        if routing == PacketRouting::Adaptive && arch.virtual_channels < 2 {
+        if arch.virtual_channels < routing.0.min_vcs() {
             return Err(NocError::Param(format!(
-                "adaptive routing needs at least 2 virtual channels (one escape channel), got {}",
+                "{} routing needs at least {} virtual channels, got {}",
+                routing.name(),
+                routing.0.min_vcs(),
                 arch.virtual_channels
             )));
         }
@@ -294,22 +326,29 @@ impl Network {
         let nvc = n * PORTS * vt;
         // longest sleep: an injected head waits for the injection link and route computation;
         // a VC that won VC allocation waits `vc_alloc_cycles`
-        let wring = ((arch.link_latency_cycles + arch.route_compute_cycles)
-            .max(arch.vc_alloc_cycles) as usize
-            + 1)
-        .next_power_of_two();
+        let wring =
+            ((arch.link_latency_cycles + opts.inject_extra_cycles + arch.route_compute_cycles)
+                .max(arch.vc_alloc_cycles) as usize
+                + 1)
+            .next_power_of_two();
         Ok(Network {
             mesh,
             routing,
             v,
             vt,
             depth,
+            inject_reserve: if routing.0.inject_reserve() {
+                (depth / 2) as u16
+            } else {
+                0
+            },
             rc: arch.route_compute_cycles,
             va: arch.vc_alloc_cycles,
             pipe_out,
             cd: arch.credit_delay_cycles,
             circ: arch.circuit_stages,
-            lt: arch.link_latency_cycles,
+            inj_lt: arch.link_latency_cycles + opts.inject_extra_cycles,
+            emptiest: opts.prefer_emptiest,
             now: 0,
             buf: vec![Flit::default(); nvc * depth],
             larrive: vec![0; n * vt * depth],
@@ -378,6 +417,14 @@ impl Network {
             packets_delivered: 0,
             last_progress: 0,
             link_flits: vec![0; n * 4],
+            route_table: if n <= ROUTE_TABLE_MAX_NODES {
+                let xy = |i: usize| (mesh.xy(i).0 as u16, mesh.xy(i).1 as u16);
+                (0..n * n)
+                    .map(|k| routing.0.route(&mesh, xy(k / n), xy(k % n)).pack())
+                    .collect()
+            } else {
+                Vec::new()
+            },
             nx: (0..n).map(|i| mesh.xy(i).0 as u16).collect(),
             ny: (0..n).map(|i| mesh.xy(i).1 as u16).collect(),
             nbr: (0..n)
@@ -682,7 +729,7 @@ impl Network {
                     flags |= 2;
                 }
                 let i = self.vci(node, LOCAL, vc);
-                let arrive = t + self.lt as u64;
+                let arrive = t + self.inj_lt as u64;
                 if sent == 0
                     && p.circuit != NONE32
                     && self.vcs[i].len == 0
@@ -725,14 +772,16 @@ impl Network {
         }
     }
 
-    /// Route code (`ROUTE_DOR`, `ROUTE_DIRS`) of a packet at `cur` for `dst`, without branches.
+    /// Candidates of a packet at `cur` for `dst` (the routing function's `Route`, packed): from
+    /// the table when the mesh has one, else by calling the function.
     #[inline]
-    fn route_code(&self, cur: usize, dst: u16) -> u8 {
-        let (cx, cy) = (self.nx[cur], self.ny[cur]);
-        let (dx, dy) = (self.nx[dst as usize], self.ny[dst as usize]);
-        let x = (cx < dx) as u8 + 2 * (cx > dx) as u8;
-        let y = (cy < dy) as u8 + 2 * (cy > dy) as u8;
-        x * 3 + y
+    fn route_code(&self, cur: usize, dst: u16) -> u16 {
+        if !self.route_table.is_empty() {
+            return self.route_table[cur * self.nx.len() + dst as usize];
+        }
+        let c = (self.nx[cur], self.ny[cur]);
+        let d = (self.nx[dst as usize], self.ny[dst as usize]);
+        self.routing.0.route(&self.mesh, c, d).pack()
     }
 
     /// Update the router's VC masks after flit `f` was written into local VC `lv` (global `i`).
@@ -758,7 +807,7 @@ impl Network {
             if vs.state == IDLE && f.flags & 5 == 1 {
                 let ready = arrive + self.rc as u64;
                 let route = self.route_code(node, f.dst);
-                let need = self.need_of(f);
+                let need = self.need_of(f, lv);
                 let vs = &mut self.vcs[i];
                 vs.state = VA;
                 vs.ready = ready as u32;
@@ -795,13 +844,21 @@ impl Network {
         self.larrive[k * self.depth + self.vcs[i].head as usize] as u64
     }
 
-    /// Free downstream slots an adaptive output VC needs for packet head `f` (`Flit::fit`).
+    /// Free downstream slots an adaptive output VC needs for packet head `f` (`Flit::fit`) at
+    /// router-local input VC `lv`. A packet entering the network from its source (the local
+    /// input port) also leaves `inject_reserve` slots free for packets already in the network
+    /// (injection limitation, see `inject_reserve`).
     #[inline(always)]
-    fn need_of(&self, f: Flit) -> u16 {
-        if f.fit == 0 {
+    fn need_of(&self, f: Flit, lv: usize) -> u16 {
+        let fit = if f.fit == 0 {
             self.depth as u16
         } else {
             f.fit as u16
+        };
+        if lv >= LOCAL * self.vt {
+            (fit + self.inject_reserve).min(self.depth as u16)
+        } else {
+            fit
         }
     }
 
@@ -839,7 +896,7 @@ impl Network {
                         // route computation starts when the head becomes visible
                         let ready = arrive + self.rc as u64;
                         let route = self.route_code(node, f.dst);
-                        let need = self.need_of(f);
+                        let need = self.need_of(f, lv);
                         let vs = &mut self.vcs[i];
                         vs.state = VA;
                         vs.ready = ready as u32;
@@ -865,7 +922,7 @@ impl Network {
                     continue;
                 }
                 let route = self.route_code(node, f.dst);
-                let need = self.need_of(f);
+                let need = self.need_of(f, lv);
                 let vs = &mut self.vcs[i];
                 vs.state = VA;
                 vs.route = route;
@@ -948,19 +1005,23 @@ impl Network {
     #[inline(always)]
     fn pick_out_vc(&self, node: usize, i: usize) -> u8 {
         let vs = self.vcs[i];
-        let route = vs.route as usize;
-        let dor = ROUTE_DOR[route] as usize;
+        let r = Route::unpack(vs.route);
+        let p0 = r.ports[0] as usize;
         let start = vs.in_rr as usize;
         // fast path: the first candidate in round-robin order is free with an empty
-        // downstream buffer, so no other candidate can rank higher
-        let (first_port, first_vc) = match self.routing {
-            _ if dor == LOCAL => (LOCAL, start),
-            PacketRouting::Dor => (dor, start),
-            PacketRouting::Adaptive => (ROUTE_DIRS[route].0[0] as usize, 1),
+        // downstream buffer, so no other candidate can rank higher (ejection: any free VC;
+        // wormhole classes: the input VC's round-robin start; adaptive class: VC 1)
+        let first_vc = if p0 == LOCAL || r.escape == NO_PORT {
+            start
+        } else {
+            1
         };
-        let o = self.outs[self.vci(node, first_port, first_vc)];
-        if !o.busy && (first_port == LOCAL || o.credits as usize == self.depth) {
-            return (first_port << 4 | first_vc) as u8;
+        let o = self.outs[self.vci(node, p0, first_vc)];
+        if !o.busy
+            && (p0 == LOCAL || o.credits as usize == self.depth)
+            && (self.emptiest || first_vc == start)
+        {
+            return (p0 << 4 | first_vc) as u8;
         }
         self.pick_out_vc_slow(node, i)
     }
@@ -970,10 +1031,11 @@ impl Network {
     fn pick_out_vc_slow(&self, node: usize, i: usize) -> u8 {
         let v = self.v;
         let vs = self.vcs[i];
-        let route = vs.route as usize;
-        let dor = ROUTE_DOR[route] as usize;
-        #[inline(always)]
-        fn key(o: OutVc, credits: bool, rank: usize, answer: usize) -> u32 {
+        let r = Route::unpack(vs.route);
+        let p0 = r.ports[0] as usize;
+        let emptiest = self.emptiest;
+        let key = |o: OutVc, credits: bool, rank: usize, answer: usize| -> u32 {
+            let credits = credits && emptiest;
             let c = if credits { o.credits as u32 + 1 } else { 1 };
             let k = c << 16 | (255 - rank as u32) << 8 | answer as u32;
             if o.busy {
@@ -981,58 +1043,68 @@ impl Network {
             } else {
                 k
             }
-        }
+        };
         let start = vs.in_rr as usize;
         let mut best = 0u32;
-        match self.routing {
-            _ if dor == LOCAL => {
-                // the first free ejection VC in round-robin order (rank = distance from the
-                // input VC's pointer)
-                let base = self.vci(node, LOCAL, 0);
+        if p0 == LOCAL {
+            // the first free ejection VC in round-robin order (rank = distance from the input
+            // VC's pointer)
+            let base = self.vci(node, LOCAL, 0);
+            for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
+                let rank = if vc >= start {
+                    vc - start
+                } else {
+                    vc + v - start
+                };
+                best = best.max(key(o, false, rank, LOCAL << 4 | vc));
+            }
+        } else if r.escape == NO_PORT {
+            // wormhole: a free VC of the candidate ports, preferring the emptiest downstream
+            // buffer (so a new packet does not queue behind the previous one), then the port
+            // order, then round robin from the input VC's pointer
+            for (k, &d) in r.ports[..r.nports as usize].iter().enumerate() {
+                let d = d as usize;
+                let base = self.vci(node, d, 0);
                 for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
-                    let rank = if vc >= start {
-                        vc - start
-                    } else {
-                        vc + v - start
-                    };
-                    best = best.max(key(o, false, rank, LOCAL << 4 | vc));
+                    let rank = k * v
+                        + if vc >= start {
+                            vc - start
+                        } else {
+                            vc + v - start
+                        };
+                    best = best.max(key(o, true, rank, d << 4 | vc));
                 }
             }
-            PacketRouting::Dor => {
-                // a free VC, preferring the emptiest downstream buffer (so a new packet does not
-                // queue behind the previous one), round-robin among equals
-                let base = self.vci(node, dor, 0);
-                for (vc, &o) in self.outs[base..base + v].iter().enumerate() {
-                    let rank = if vc >= start {
-                        vc - start
-                    } else {
-                        vc + v - start
-                    };
-                    best = best.max(key(o, true, rank, dor << 4 | vc));
+        } else {
+            // adaptive VCs 1..V-1 on the candidate ports with the most free credits, among
+            // those whose downstream buffer has room for the whole packet (an empty buffer for
+            // a packet longer than that), so a packet never commits to an adaptive VC it cannot
+            // enter completely
+            let need = vs.need;
+            let mut rank = 0;
+            // without the credit preference (BookSim's conventions) the candidates are taken in
+            // round-robin order from the input VC's pointer, over both directions
+            let total = r.nports as usize * (v - 1);
+            let rot = if emptiest || total == 0 {
+                0
+            } else {
+                total - start % total
+            };
+            for &d in &r.ports[..r.nports as usize] {
+                let d = d as usize;
+                let base = self.vci(node, d, 0);
+                for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
+                    let room = (o.credits >= need) as u32;
+                    let rk = if rot == 0 { rank } else { (rank + rot) % total };
+                    best = best.max(key(o, true, rk, d << 4 | vc) * room);
+                    rank += 1;
                 }
             }
-            PacketRouting::Adaptive => {
-                // adaptive VCs 1..V-1 on the productive port with the most free credits, among
-                // those whose downstream buffer has room for the whole packet (an empty buffer
-                // for a packet longer than that), so a packet never commits to an adaptive VC
-                // it cannot enter completely
-                let need = vs.need;
-                let (dirs, nd) = ROUTE_DIRS[route];
-                let mut rank = 0;
-                for &d in &dirs[..nd as usize] {
-                    let d = d as usize;
-                    let base = self.vci(node, d, 0);
-                    for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
-                        let room = (o.credits >= need) as u32;
-                        best = best.max(key(o, true, rank, d << 4 | vc) * room);
-                        rank += 1;
-                    }
-                }
-                if best == 0 {
-                    // escape channel: VC 0 in the XY direction only, with the same room rule
-                    let o = self.outs[self.vci(node, dor, 0)];
-                    best = key(o, false, 0, dor << 4) * (o.credits >= need) as u32;
-                }
+            if best == 0 {
+                // escape channel: VC 0 of the escape port only, with the same room rule
+                let e = r.escape as usize;
+                let o = self.outs[self.vci(node, e, 0)];
+                best = key(o, false, 0, e << 4) * (o.credits >= need) as u32;
             }
         }
         if best == 0 {
@@ -1428,6 +1500,31 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// BookSim's injection path is one cycle longer; nothing else changes at zero load.
+    #[test]
+    fn booksim_injection_takes_one_more_cycle() {
+        let a = arch(5);
+        for (src, dst, l) in [(0usize, 24usize, 1u32), (3, 17, 5), (7, 7, 2)] {
+            let mut lat = [0u64; 2];
+            for (k, opts) in [NetOptions::default(), NetOptions::booksim()]
+                .into_iter()
+                .enumerate()
+            {
+                let mut net = Network::with_options(&a, PacketRouting::Dor, opts).unwrap();
+                net.send(src, dst, l, 1, None);
+                for _ in 0..500 {
+                    net.step();
+                    if let Some(d) = net.delivered.pop() {
+                        lat[k] = d.delivered - d.created;
+                        break;
+                    }
+                }
+            }
+            assert!(lat[0] > 0, "{src}->{dst}: not delivered");
+            assert_eq!(lat[1], lat[0] + 1, "{src}->{dst} L={l}");
         }
     }
 

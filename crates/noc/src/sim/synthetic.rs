@@ -1,183 +1,15 @@
-//! Synthetic traffic for checking the network alone (uniform random, transpose, bit-complement,
-//! hotspot) with Bernoulli injection; latency includes source queueing.
-use super::network::{Network, PacketRouting};
-use crate::error::{param, NocError, Result};
+//! Synthetic traffic for checking the network alone (the patterns of `sim::traffic`) with
+//! Bernoulli injection; latency includes source queueing. Two conventions: pktflow's (fixed
+//! warm-up and measurement windows) and BookSim's (`BookSimRun`: sample periods, warm-up
+//! periods and its convergence rule, self-addressed packets).
+use super::network::{NetOptions, Network, PacketRouting};
+pub use super::traffic::Pattern;
+use crate::error::{NocError, Result};
 use crate::routing::Mesh;
 use pktflow_arch::mesh::MeshArch;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Pattern {
-    Uniform,
-    Transpose,
-    BitComplement,
-    /// `fraction` of the packets go to the hotspot node, the rest uniformly.
-    Hotspot {
-        node: usize,
-        fraction: f64,
-    },
-}
-
-impl Pattern {
-    pub fn parse(s: &str, mesh: &Mesh) -> Result<Pattern> {
-        Ok(
-            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
-                "uniform" => Pattern::Uniform,
-                "transpose" => Pattern::Transpose,
-                "bit_complement" | "bitcomplement" | "complement" => Pattern::BitComplement,
-                "hotspot" => Pattern::Hotspot {
-                    node: mesh.node(mesh.cols / 2, mesh.rows / 2),
-                    fraction: 0.2,
-                },
-                other => {
-                    return param(format!(
-                    "unknown traffic `{other}` (known: uniform, transpose, bit_complement, hotspot)"
-                ))
-                }
-            },
-        )
-    }
-
-    /// Destination for a packet from `src`, or None when the node sends nothing.
-    fn dest(&self, mesh: &Mesh, src: usize, rng: &mut ChaCha8Rng) -> Option<usize> {
-        let n = mesh.nodes();
-        let uniform = |rng: &mut ChaCha8Rng| {
-            let d = rng.gen_range(0..n - 1);
-            if d >= src {
-                d + 1
-            } else {
-                d
-            }
-        };
-        let (x, y) = mesh.xy(src);
-        let d = match *self {
-            Pattern::Uniform => uniform(rng),
-            Pattern::Transpose => mesh.node(y, x),
-            Pattern::BitComplement => mesh.node(mesh.cols - 1 - x, mesh.rows - 1 - y),
-            Pattern::Hotspot { node, fraction } => {
-                if src != node && rng.gen_bool(fraction) {
-                    node
-                } else {
-                    uniform(rng)
-                }
-            }
-        };
-        (d != src).then_some(d)
-    }
-}
-
-impl Pattern {
-    /// Nodes that send packets: all but those whose destination would be themselves
-    /// (transpose: the diagonal; bit-complement: the centre of an odd mesh).
-    pub fn senders(&self, mesh: &Mesh) -> usize {
-        let n = mesh.nodes();
-        match *self {
-            Pattern::Uniform | Pattern::Hotspot { .. } => n,
-            Pattern::Transpose => n - mesh.cols.min(mesh.rows),
-            Pattern::BitComplement => n - usize::from(mesh.cols % 2 == 1 && mesh.rows % 2 == 1),
-        }
-    }
-
-    /// Mean hop count of the packets this pattern sends.
-    pub fn mean_hops(&self, mesh: &Mesh) -> f64 {
-        let n = mesh.nodes();
-        match *self {
-            Pattern::Uniform => mean_hops_uniform(mesh),
-            Pattern::Transpose | Pattern::BitComplement => {
-                let (mut s, mut c) = (0usize, 0usize);
-                for src in 0..n {
-                    let (x, y) = mesh.xy(src);
-                    let d = if *self == Pattern::Transpose {
-                        mesh.node(y, x)
-                    } else {
-                        mesh.node(mesh.cols - 1 - x, mesh.rows - 1 - y)
-                    };
-                    if d != src {
-                        s += mesh.hops(src, d);
-                        c += 1;
-                    }
-                }
-                s as f64 / c.max(1) as f64
-            }
-            Pattern::Hotspot { node, fraction } => {
-                let to_hot: usize = (0..n).map(|a| mesh.hops(a, node)).sum();
-                let to_hot = to_hot as f64 / (n - 1).max(1) as f64;
-                // the hotspot node itself sends uniformly
-                let f = fraction * (n - 1) as f64 / n as f64;
-                f * to_hot + (1.0 - f) * mean_hops_uniform(mesh)
-            }
-        }
-    }
-
-    /// Largest requested rate (flits per cycle of each sending node) that loads no link or
-    /// ejection port of the mesh beyond its capacity with dimension-ordered (XY) routing:
-    /// 1 / (largest load per unit of rate), at most 1.
-    pub fn dor_bound(&self, mesh: &Mesh, ejection_flits: u32) -> f64 {
-        let n = mesh.nodes();
-        let (c, r) = (mesh.cols as f64, mesh.rows as f64);
-        let nf = n as f64;
-        // uniform: per source rate 1 spread over n-1 destinations; closed form per link
-        let uni_x = (0..mesh.cols.saturating_sub(1))
-            .map(|i| (i + 1) as f64 * (c - 1.0 - i as f64) * r / (nf - 1.0))
-            .fold(0.0, f64::max);
-        let uni_y = (0..mesh.rows.saturating_sub(1))
-            .map(|j| c * (j + 1) as f64 * (r - 1.0 - j as f64) / (nf - 1.0))
-            .fold(0.0, f64::max);
-        let perm = |f: &dyn Fn(usize) -> usize| -> (f64, f64) {
-            let mut load = vec![0u32; n * 4];
-            let mut ej = vec![0u32; n];
-            for src in 0..n {
-                let d = f(src);
-                if d == src {
-                    continue;
-                }
-                ej[d] += 1;
-                let mut cur = src;
-                while cur != d {
-                    let dir = mesh.dor_dir(cur, d);
-                    load[cur * 4 + dir] += 1;
-                    cur = mesh.neighbor(cur, dir).expect("on the mesh");
-                }
-            }
-            (
-                load.into_iter().max().unwrap_or(0) as f64,
-                ej.into_iter().max().unwrap_or(0) as f64,
-            )
-        };
-        let (link, eject) = match *self {
-            Pattern::Uniform => (uni_x.max(uni_y), 1.0),
-            Pattern::Transpose => perm(&|s| {
-                let (x, y) = mesh.xy(s);
-                mesh.node(y, x)
-            }),
-            Pattern::BitComplement => perm(&|s| {
-                let (x, y) = mesh.xy(s);
-                mesh.node(mesh.cols - 1 - x, mesh.rows - 1 - y)
-            }),
-            Pattern::Hotspot { node, fraction } => {
-                let (hl, _) = perm(&|_| node);
-                // every other node sends `fraction` of its packets to the hotspot
-                let l = fraction * hl + (1.0 - fraction) * uni_x.max(uni_y);
-                let e = fraction * (nf - 1.0) + (1.0 - fraction);
-                (l, e)
-            }
-        };
-        let a = if link > 0.0 {
-            1.0 / link
-        } else {
-            f64::INFINITY
-        };
-        let b = if eject > 0.0 {
-            ejection_flits as f64 / eject
-        } else {
-            f64::INFINITY
-        };
-        a.min(b).min(1.0)
-    }
-}
 
 /// Packets a source may hold waiting for injection; a packet generated at a full source queue
 /// is not injected (it is counted in `packets_not_injected`). Bounds memory under overload.
@@ -189,7 +21,62 @@ pub const SATURATION_LATENCY_FACTOR: f64 = 3.0;
 /// Accepted throughput below (1 - this) x offered marks saturation.
 pub const SATURATION_THROUGHPUT_TOLERANCE: f64 = 0.05;
 
+/// BookSim 2's measurement rule for `sim_type = latency` (trafficmanager.cpp, `_SingleSim`),
+/// with its default values (booksim_config.cpp).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BookSimRun {
+    /// Cycles per sample period (`sample_period`, 1000).
+    pub sample_period: u64,
+    /// Sample periods of warm-up (`warmup_periods`, 3); 0 = warm up until latency and accepted
+    /// throughput change by less than `warmup_thres` / `acc_warmup_thres` between periods.
+    pub warmup_periods: u64,
+    /// Most sample periods, warm-up included (`max_samples`, 10).
+    pub max_samples: u64,
+    /// Mean latency (cycles) above which the run is abandoned as unstable (`latency_thres`, 500).
+    pub latency_thres: f64,
+    pub warmup_thres: f64,
+    pub acc_warmup_thres: f64,
+    /// Relative change of mean latency / accepted throughput between periods below which a
+    /// period counts as converged (`stopping_thres`, `acc_stopping_thres`, 0.05); three converged
+    /// periods in a row end the measurement.
+    pub stopping_thres: f64,
+    pub acc_stopping_thres: f64,
+}
+
+impl Default for BookSimRun {
+    fn default() -> Self {
+        BookSimRun {
+            sample_period: 1000,
+            warmup_periods: 3,
+            max_samples: 10,
+            latency_thres: 500.0,
+            warmup_thres: 0.05,
+            acc_warmup_thres: 0.05,
+            stopping_thres: 0.05,
+            acc_stopping_thres: 0.05,
+        }
+    }
+}
+
+/// How a BookSim-rule run ended.
 #[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Convergence {
+    /// Cycles of warm-up (whole sample periods).
+    pub warmup_cycles: u64,
+    /// Cycles of measurement (whole sample periods after warm-up).
+    pub measured_cycles: u64,
+    /// Sample periods run, warm-up included.
+    pub sample_periods: u64,
+    /// Three periods in a row changed latency and throughput by less than the thresholds.
+    pub converged: bool,
+    /// The mean latency exceeded `latency_thres`: BookSim aborts such a run and reports no
+    /// latency; pktflow reports what it measured, marked saturated.
+    pub unstable: bool,
+    /// Cycles spent after the measurement until every measured packet arrived.
+    pub drain_cycles: u64,
+}
+
+#[derive(Debug, Clone)]
 pub struct SynthConfig {
     pub pattern: Pattern,
     /// Offered load, flits/node/cycle.
@@ -200,6 +87,10 @@ pub struct SynthConfig {
     /// Extra cycles allowed for packets created in the measurement window to arrive.
     pub drain_cycles: u64,
     pub seed: u64,
+    /// BookSim's conventions: self-addressed packets are sent, and warm-up and measurement
+    /// follow `BookSimRun` (then `warmup_cycles` and `measure_cycles` are not used). None:
+    /// pktflow's conventions.
+    pub booksim: Option<BookSimRun>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -238,6 +129,9 @@ pub struct SynthPoint {
     /// Which saturation rules fired (empty when not saturated).
     pub saturation_reasons: Vec<String>,
     pub cycles_simulated: u64,
+    /// BookSim-rule runs: how warm-up and measurement ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<Convergence>,
     pub flits_injected: u64,
     pub flits_ejected: u64,
     pub wall_seconds: f64,
@@ -258,6 +152,12 @@ impl From<NocError> for Stop {
 
 /// Cycles `run_point` simulates at most for this configuration.
 pub fn max_cycles(cfg: &SynthConfig) -> u64 {
+    if let Some(b) = cfg.booksim {
+        return b
+            .max_samples
+            .saturating_mul(b.sample_period)
+            .saturating_add(cfg.drain_cycles);
+    }
     cfg.warmup_cycles
         .saturating_add(cfg.measure_cycles)
         .saturating_add(cfg.drain_cycles)
@@ -300,23 +200,25 @@ pub fn run_point_with(
         }
         .into());
     }
-    let mut net = Network::new(arch, routing)?;
-    let mesh = net.mesh;
-    if matches!(cfg.pattern, Pattern::Transpose) && mesh.cols != mesh.rows {
-        return Err(NocError::Param(format!(
-            "transpose traffic needs a square mesh (got {}x{})",
-            mesh.cols, mesh.rows
-        ))
-        .into());
-    }
-    if let Pattern::Hotspot { node, fraction } = cfg.pattern {
-        if node >= mesh.nodes() || !(0.0..=1.0).contains(&fraction) {
+    let bs = cfg.booksim;
+    if let Some(b) = bs {
+        if b.sample_period == 0 || b.max_samples == 0 {
             return Err(NocError::Param(format!(
-                "hotspot node {node} / fraction {fraction} out of range"
+                "sample_period and max_samples must be at least 1, got {} and {}",
+                b.sample_period, b.max_samples
             ))
             .into());
         }
     }
+    let self_packets = bs.is_some();
+    let opts = if self_packets {
+        NetOptions::booksim()
+    } else {
+        NetOptions::default()
+    };
+    let mut net = Network::with_options(arch, routing, opts)?;
+    let mesh = net.mesh;
+    cfg.pattern.0.check(&mesh)?;
     if mesh.nodes() < 2 {
         return Err(NocError::Field {
             field: "mesh".into(),
@@ -327,13 +229,27 @@ pub fn run_point_with(
         }
         .into());
     }
-    let zero_load = zero_load_latency(arch, cfg.pattern.mean_hops(&mesh), cfg.packet_flits);
+    let hops = cfg
+        .pattern
+        .mean_hops(&mesh, self_packets)
+        .unwrap_or_else(|| mean_hops_uniform(&mesh));
+    let zero_load = zero_load_latency_with(arch, hops, cfg.packet_flits, opts);
     let mut rng = ChaCha8Rng::seed_from_u64(cfg.seed);
     let p_inj = cfg.rate / cfg.packet_flits as f64;
     let start = std::time::Instant::now();
     let mut last_report = start;
-    let m0 = cfg.warmup_cycles;
-    let m1 = m0 + cfg.measure_cycles;
+    // measurement window [m0, m1): fixed, or decided by BookSim's rule at sample boundaries
+    let (mut m0, mut m1) = match bs {
+        None => (cfg.warmup_cycles, cfg.warmup_cycles + cfg.measure_cycles),
+        Some(b) => (
+            if b.warmup_periods == 0 {
+                u64::MAX
+            } else {
+                b.warmup_periods.saturating_mul(b.sample_period)
+            },
+            u64::MAX,
+        ),
+    };
     let end = max_cycles(cfg);
     let (mut gen_flits, mut measured, mut got, mut lat_sum, mut lat_max) =
         (0u64, 0u64, 0u64, 0u64, 0u64);
@@ -342,6 +258,11 @@ pub fn run_point_with(
     let mut ej0 = 0;
     let mut ej1 = None;
     let n = mesh.nodes();
+    // BookSim rule state: per-period statistics (warm-up), previous period's figures,
+    // converged periods in a row, periods run
+    let (mut w_lat, mut w_cnt, mut w_ej) = (0u64, 0u64, 0u64);
+    let (mut prev_lat, mut prev_acc) = (0.0f64, 0.0f64);
+    let (mut converged, mut periods, mut unstable, mut drain_end) = (0u32, 0u64, false, 0u64);
     progress(0);
     let mut t = 0u64;
     while t < end {
@@ -355,6 +276,61 @@ pub fn run_point_with(
                 progress(t);
             }
         }
+        if let Some(b) = bs {
+            if t > 0 && m1 == u64::MAX && t.is_multiple_of(b.sample_period) {
+                // end of a sample period (trafficmanager.cpp, _SingleSim)
+                periods += 1;
+                let running = t > m0;
+                let (lat, acc) = if running {
+                    (
+                        lat_sum as f64 / got as f64,
+                        (net.flits_ejected - ej0) as f64 / (n as u64 * (t - m0)) as f64,
+                    )
+                } else {
+                    (
+                        w_lat as f64 / w_cnt as f64,
+                        (net.flits_ejected - w_ej) as f64 / (n as u64 * b.sample_period) as f64,
+                    )
+                };
+                let dl = ((lat - prev_lat) / lat).abs();
+                let da = ((acc - prev_acc) / acc).abs();
+                if lat > b.latency_thres {
+                    unstable = true;
+                    if !running {
+                        m0 = t;
+                    }
+                    m1 = t;
+                } else if !running {
+                    let warm = if b.warmup_periods == 0 {
+                        dl < b.warmup_thres && da < b.acc_warmup_thres
+                    } else {
+                        periods >= b.warmup_periods
+                    };
+                    if warm {
+                        m0 = t;
+                    } else if periods >= b.max_samples {
+                        // never warmed up: no measurement
+                        m0 = t;
+                        m1 = t;
+                    }
+                } else {
+                    if dl < b.stopping_thres && da < b.acc_stopping_thres {
+                        converged += 1;
+                    } else {
+                        converged = 0;
+                    }
+                    if converged >= 3 || periods >= b.max_samples {
+                        m1 = t;
+                        drain_end = t.saturating_add(cfg.drain_cycles);
+                    }
+                }
+                prev_lat = lat;
+                prev_acc = acc;
+                w_lat = 0;
+                w_cnt = 0;
+                w_ej = net.flits_ejected;
+            }
+        }
         if t == m0 {
             ej0 = net.flits_ejected;
             backlog0 = net.queued_packets() as u64;
@@ -362,14 +338,17 @@ pub fn run_point_with(
         if t == m1 {
             ej1 = Some(net.flits_ejected);
             backlog1 = Some(net.queued_packets() as u64);
+            if bs.is_some() && (unstable || drain_end == 0) {
+                break;
+            }
         }
-        if t >= m1 && got == measured {
+        if t >= m1 && (got == measured || (bs.is_some() && t >= drain_end)) {
             break;
         }
         let tag = (t >= m0 && t < m1) as u64;
         for src in 0..n {
             if rng.gen::<f64>() < p_inj {
-                if let Some(d) = cfg.pattern.dest(&mesh, src, &mut rng) {
+                if let Some(d) = cfg.pattern.dest(&mesh, src, &mut rng, self_packets) {
                     if tag == 1 {
                         measured += 1;
                         gen_flits += cfg.packet_flits as u64;
@@ -386,11 +365,14 @@ pub fn run_point_with(
         }
         net.step();
         for d in net.delivered.drain(..) {
+            let l = d.delivered - d.created;
             if d.tag == 1 {
                 got += 1;
-                let l = d.delivered - d.created;
                 lat_sum += l;
                 lat_max = lat_max.max(l);
+            } else {
+                w_lat += l;
+                w_cnt += 1;
             }
         }
         if net.stalled(2_000) {
@@ -406,13 +388,27 @@ pub fn run_point_with(
     let ej1 = ej1.unwrap_or(net.flits_ejected);
     let backlog1 = backlog1.unwrap_or(net.queued_packets() as u64);
     net.check_conservation()?;
-    let denom = (n as u64 * cfg.measure_cycles).max(1) as f64;
+    let (w0, w1) = (m0.min(t), m1.min(t));
+    let denom = (n as u64 * (w1 - w0)).max(1) as f64;
     let offered = gen_flits as f64 / denom;
     let accepted = (ej1 - ej0) as f64 / denom;
     let not_delivered = measured - got;
     let unfinished = not_delivered - refused;
     let latency = (got > 0).then(|| lat_sum as f64 / got as f64);
     let mut reasons = Vec::new();
+    if let Some(b) = bs {
+        if unstable {
+            reasons.push(format!(
+                "mean latency exceeded latency_thres = {} cycles (BookSim abandons such a run as unstable)",
+                b.latency_thres
+            ));
+        } else if w1 == w0 {
+            reasons.push(format!(
+                "no measurement: not warmed up within max_samples = {} sample periods",
+                b.max_samples
+            ));
+        }
+    }
     if refused > 0 {
         reasons.push(format!(
             "{refused} packets found their source queue full ({SOURCE_QUEUE_CAP} packets)"
@@ -440,7 +436,8 @@ pub fn run_point_with(
     if routing == PacketRouting::Dor {
         let bound = cfg
             .pattern
-            .dor_bound(&mesh, arch.node_ejection_flits_per_cycle);
+            .dor_bound(&mesh, arch.node_ejection_flits_per_cycle, self_packets)
+            .unwrap_or(1.0);
         if cfg.rate > bound * (1.0 + 1e-9) {
             reasons.push(format!(
                 "requested rate {} exceeds the XY-routing capacity bound {bound:.4} of this pattern",
@@ -455,7 +452,8 @@ pub fn run_point_with(
     }
     Ok(SynthPoint {
         requested_rate: cfg.rate,
-        offered_rate_expected: cfg.rate * cfg.pattern.senders(&mesh) as f64 / n as f64,
+        offered_rate_expected: cfg.rate * cfg.pattern.senders(&mesh, self_packets) as f64
+            / n as f64,
         offered,
         accepted,
         latency,
@@ -473,6 +471,14 @@ pub fn run_point_with(
         saturated: !reasons.is_empty(),
         saturation_reasons: reasons,
         cycles_simulated: t,
+        convergence: bs.map(|_| Convergence {
+            warmup_cycles: w0,
+            measured_cycles: w1 - w0,
+            sample_periods: periods,
+            converged: converged >= 3,
+            unstable,
+            drain_cycles: t - w1,
+        }),
         flits_injected: net.flits_injected,
         flits_ejected: net.flits_ejected,
         wall_seconds: start.elapsed().as_secs_f64(),
@@ -498,8 +504,20 @@ pub fn mean_hops_uniform(mesh: &Mesh) -> f64 {
 
 /// Zero-load latency predicted by the router model, cycles.
 pub fn zero_load_latency(arch: &MeshArch, hops: f64, packet_flits: u32) -> f64 {
+    zero_load_latency_with(arch, hops, packet_flits, NetOptions::default())
+}
+
+/// Zero-load latency with the network options (BookSim's injection takes one more cycle).
+pub fn zero_load_latency_with(
+    arch: &MeshArch,
+    hops: f64,
+    packet_flits: u32,
+    opts: NetOptions,
+) -> f64 {
     let pipe = (arch.router_pipeline_cycles() + arch.link_latency_cycles) as f64;
-    arch.link_latency_cycles as f64 + (hops + 1.0) * pipe + (packet_flits as f64 - 1.0)
+    (arch.link_latency_cycles + opts.inject_extra_cycles) as f64
+        + (hops + 1.0) * pipe
+        + (packet_flits as f64 - 1.0)
 }
 
 /// Bisection bound on uniform-traffic throughput with DOR on a k x k mesh: 4/k flits/node/cycle
@@ -522,6 +540,7 @@ mod tests {
             measure_cycles: 3000,
             drain_cycles: 3000,
             seed: 1,
+            booksim: None,
         }
     }
 
@@ -530,7 +549,7 @@ mod tests {
         let mut a = default_mesh();
         a.cols = 4;
         a.rows = 4;
-        let p = run_point(&a, PacketRouting::Dor, &cfg(Pattern::Uniform, 0.02)).unwrap();
+        let p = run_point(&a, PacketRouting::Dor, &cfg(Pattern::uniform(), 0.02)).unwrap();
         let m = Mesh::new(4, 4).unwrap();
         let t0 = zero_load_latency(&a, mean_hops_uniform(&m), 1);
         assert!(!p.saturated);
@@ -550,7 +569,7 @@ mod tests {
         a.rows = 6;
         let m = Mesh::new(6, 6).unwrap();
         let bound = uniform_bound(&m); // 0.667
-        let p = run_point(&a, PacketRouting::Dor, &cfg(Pattern::Uniform, 0.9)).unwrap();
+        let p = run_point(&a, PacketRouting::Dor, &cfg(Pattern::uniform(), 0.9)).unwrap();
         assert!(
             p.accepted < bound,
             "accepted {} must stay below 4/k = {bound}",
@@ -564,8 +583,12 @@ mod tests {
         let mut a = default_mesh();
         a.cols = 5;
         a.rows = 5;
-        for pat in [Pattern::Uniform, Pattern::Transpose, Pattern::BitComplement] {
-            let mut c = cfg(pat, 1.0);
+        for pat in [
+            Pattern::uniform(),
+            Pattern::transpose(),
+            Pattern::bit_complement(),
+        ] {
+            let mut c = cfg(pat.clone(), 1.0);
             c.packet_flits = 4;
             c.drain_cycles = 0;
             let p = run_point(&a, PacketRouting::Adaptive, &c).unwrap();
@@ -585,12 +608,12 @@ mod tests {
     #[test]
     fn saturation_rule_catches_the_knee() {
         for (k, pat, rate, sat) in [
-            (4, Pattern::Uniform, 0.80, true),
-            (8, Pattern::Transpose, 0.15, true),
-            (4, Pattern::Uniform, 0.10, false),
-            (8, Pattern::Transpose, 0.05, false),
+            (4, Pattern::uniform(), 0.80, true),
+            (8, Pattern::transpose(), 0.15, true),
+            (4, Pattern::uniform(), 0.10, false),
+            (8, Pattern::transpose(), 0.05, false),
         ] {
-            let p = run_point(&mesh_arch(k), PacketRouting::Dor, &cfg(pat, rate)).unwrap();
+            let p = run_point(&mesh_arch(k), PacketRouting::Dor, &cfg(pat.clone(), rate)).unwrap();
             assert_eq!(p.saturated, sat, "{k}x{k} {pat:?} {rate}: {p:?}");
             assert_eq!(p.saturated, !p.saturation_reasons.is_empty());
         }
@@ -601,7 +624,7 @@ mod tests {
     #[test]
     fn overload_memory_is_bounded_and_losses_are_reported() {
         let a = mesh_arch(4);
-        let mut c = cfg(Pattern::Transpose, 1.0);
+        let mut c = cfg(Pattern::transpose(), 1.0);
         c.warmup_cycles = 0;
         c.measure_cycles = 6000;
         c.drain_cycles = 0;
@@ -618,10 +641,10 @@ mod tests {
     #[test]
     fn conventions_senders_and_theory() {
         let m = Mesh::new(4, 4).unwrap();
-        assert_eq!(Pattern::Transpose.senders(&m), 12);
-        assert_eq!(Pattern::Uniform.senders(&m), 16);
+        assert_eq!(Pattern::transpose().senders(&m, false), 12);
+        assert_eq!(Pattern::uniform().senders(&m, false), 16);
         let m5 = Mesh::new(5, 5).unwrap();
-        assert_eq!(Pattern::BitComplement.senders(&m5), 24);
+        assert_eq!(Pattern::bit_complement().senders(&m5, false), 24);
         // closed-form uniform mean hops equals the brute-force mean
         for (c, r) in [(4, 4), (3, 5), (8, 2)] {
             let m = Mesh::new(c, r).unwrap();
@@ -636,13 +659,16 @@ mod tests {
         // uniform DOR bound on k x k (k even) is the bisection bound 4/k
         for k in [4usize, 6, 8] {
             let m = Mesh::new(k, k).unwrap();
-            let b = Pattern::Uniform.dor_bound(&m, 4);
+            let b = Pattern::uniform().dor_bound(&m, 4, false).unwrap();
             let want = 4.0 / k as f64 * (k * k - 1) as f64 / (k * k) as f64;
             assert!((b - want).abs() < 1e-9, "{k}: {b} vs {want}");
         }
         // transpose on 8x8 is more restrictive than uniform, and 0.15 is beyond it
         let m8 = Mesh::new(8, 8).unwrap();
-        let tb = Pattern::Transpose.dor_bound(&m8, 4);
-        assert!(tb < Pattern::Uniform.dor_bound(&m8, 4) && tb < 0.15, "{tb}");
+        let tb = Pattern::transpose().dor_bound(&m8, 4, false).unwrap();
+        assert!(
+            tb < Pattern::uniform().dor_bound(&m8, 4, false).unwrap() && tb < 0.15,
+            "{tb}"
+        );
     }
 }
