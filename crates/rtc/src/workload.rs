@@ -693,8 +693,7 @@ mod tests {
             class: Class::Shared,
         };
         let st = |a: u32, class| Op::Store { addr: a, class };
-        let mut w = Workload::default();
-        w.ops = vec![
+        let ops = vec![
             Op::Lock(0),
             sh(0),
             sh(0),
@@ -712,6 +711,10 @@ mod tests {
             sh(16),
             Op::Unlock(2),
         ];
+        let mut w = Workload {
+            ops,
+            ..Default::default()
+        };
         w.packets.push(PacketProg {
             start: 0,
             end: w.ops.len() as u32,
