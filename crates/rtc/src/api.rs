@@ -791,6 +791,9 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
 /// transaction restarts, hazard bubbles, memory, shared-cache replays, idle threads). Aborts
 /// (their share of redone work and the structure most came from) and the lock-aware scheduler
 /// are added as evidence and advice. `None` when no packet completed.
+/// Occupancy of the dedicated slow-path context above which it is the binding resource.
+const DEDICATED_BOUND: f64 = 0.9;
+
 fn bottleneck(
     o: &EngineOptions,
     rep: &RunReport,
@@ -868,7 +871,21 @@ fn bottleneck(
         (b.no_packet, idle.0, idle.1),
     ];
     let mut evidence = Vec::new();
-    let (resource, share, mut advice) = if b.busy >= 0.8 {
+    // Policy fixed: the dedicated context busy nearly all the time sets the rate, whatever the
+    // other contexts do.
+    let dedicated = o.slow_path.policy == Some(pktflow_protoproc::policy::Policy::Fixed)
+        && rep.slow_path_occupancy >= DEDICATED_BOUND;
+    let (resource, share, mut advice) = if dedicated {
+        evidence.push(format!(
+            "the context dedicated to the slow path holds slow-path work {} of the time",
+            pct(rep.slow_path_occupancy)
+        ));
+        (
+            Resource::ProtocolProcessor,
+            rep.slow_path_occupancy,
+            "share the slow path (floating) or make its runs cheaper".to_string(),
+        )
+    } else if b.busy >= 0.8 {
         evidence.push(format!(
             "computation: the cores issue an instruction in {} of their cycles",
             pct(b.busy)
@@ -1049,6 +1066,14 @@ mod tests {
             let sp = r.slow_path.as_ref().unwrap();
             assert!(sp["runs_per_100_packets"].as_f64().unwrap() > 50.0, "{sp}");
             assert_eq!(r.settings["engine"]["slow_path"]["policy"], policy.name());
+            if policy == Policy::Fixed {
+                // 130 slow-path runs per 100 packets on one context of eight: it binds.
+                let b = r.bottleneck.as_ref().unwrap();
+                assert_eq!(b.resource, Resource::ProtocolProcessor, "{}", b.sentence);
+                assert!(r.report.slow_path_occupancy >= 0.9);
+            } else {
+                assert_eq!(r.report.slow_path_occupancy, 0.0);
+            }
             pps.push(r.packets_per_second);
         }
         // Every context serves the slow path under Single and Floating; Floating's role switch
