@@ -133,3 +133,6 @@ def rtc_run(request: str, progress: Optional[Callable[[int, int], None]] = None)
 
 def rtc_conflicts(request: str) -> str:
     """Conflicting packets within windows of consecutive packets (JSON in and out, docs/rtc.md)."""
+
+def compare_run(request: str, progress: Optional[Callable[[int, int, str], None]] = None) -> str:
+    """Every execution model an architecture supports, side by side (JSON in and out, docs/rtc.md)."""

@@ -142,7 +142,9 @@ MAPPER_HELP = (
     "How tasks are assigned to PEs: round-robin, greedy (balance measured loads), "
     "greedy+replicate (then replicate the task with the longest queue time until the PEs are "
     "well utilized, as the NPIRE paper maps) or anneal "
-    "(then simulated annealing on a coarse model). Default: round-robin; explore: greedy+replicate."
+    "(then simulated annealing on a coarse model), tdpm or tdpm-refine (the TDPM paper's plan: elements grouped "
+    "into tasks, each duplicated over engines; the replication scope is ignored). "
+    "Default: round-robin; explore: greedy+replicate."
 )
 
 # Options shared by simulate, maxrate, bottleneck and explore (declared once). None = not set:

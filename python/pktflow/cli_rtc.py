@@ -15,6 +15,7 @@ from rich.table import Table
 from pktflow import PktflowError, _ui, rtc
 from pktflow._ui import console, emit_json
 from pktflow.cli_np import interruptible
+from pktflow.npsim import SlowPathPolicy
 from pktflow.rtc import Cm, Criterion, Mode, Scheduler, Signature, Sync
 
 _APP_HELP = (
@@ -114,6 +115,29 @@ def rtc_cmd(
     access_range: Optional[int] = typer.Option(
         None, "--range", help="parametric: locations the critical access picks from. Default: 1024."
     ),
+    slow_path_policy: Optional[SlowPathPolicy] = typer.Option(
+        None,
+        "--slow-path-policy",
+        help="Where slow-path work (ARPResponder, ICMPError and --slow-path elements) runs: single (the packet's own "
+        "thread, after an interrupt), fixed (one dedicated thread context, the last) or floating (any thread looking "
+        "for work, after a role switch). Default: no slow-path handling.",
+    ),
+    slow_path: Optional[str] = typer.Option(
+        None, "--slow-path", metavar="NAME,...", help="More slow-path elements, by name or class, separated by commas."
+    ),
+    slow_interrupt_instructions: Optional[int] = typer.Option(
+        None, "--slow-interrupt-instructions", help="single: instructions per slow-path run for the interrupt. Default: 600."
+    ),
+    slow_role_switch_instructions: Optional[int] = typer.Option(
+        None,
+        "--slow-role-switch-instructions",
+        help="floating: instructions per slow-path run for the role switch. Default: 140.",
+    ),
+    slow_message_instructions: Optional[int] = typer.Option(
+        None,
+        "--slow-message-instructions",
+        help="fixed: instructions of each handoff to and from the dedicated thread. Default: 120.",
+    ),
     as_json: bool = typer.Option(
         False, "--json", help="Print one JSON document (with the settings used) instead of a table."
     ),
@@ -156,6 +180,11 @@ def rtc_cmd(
             traffic_seed=traffic_seed,
             packet_bytes=packet_bytes,
             parametric={"iter_non_tm": iter_non_tm, "iter_tm": iter_tm, "range": access_range},
+            slow_path_policy=_v(slow_path_policy),
+            slow_path=slow_path,
+            slow_interrupt_instructions=slow_interrupt_instructions,
+            slow_role_switch_instructions=slow_role_switch_instructions,
+            slow_message_instructions=slow_message_instructions,
             progress=progress,
         )
     if as_json:
@@ -184,6 +213,12 @@ def rtc_cmd(
         console.print(
             f"commits {r['commits_per_second']:,.0f}/s, aborts per transaction {r['aborts_per_transaction']:.3f}, "
             f"committed without abort {100 * r['commit_without_abort']:.1f}%"
+        )
+    sp = r.get("slow_path")
+    if sp:
+        console.print(
+            f"slow path ({e['slow_path']['policy']}): {sp['runs_per_100_packets']:.1f} runs per 100 packets, "
+            f"{100 * sp['instruction_share']:.1f}% of the instructions"
         )
     b = r.get("bottleneck")
     console.print(f"bottleneck: {escape(b['sentence'] if b else 'no packet completed in the window')}")

@@ -54,6 +54,8 @@ class Mapper(str, enum.Enum):
     greedy = "greedy"
     greedy_replicate = "greedy+replicate"
     anneal = "anneal"
+    tdpm = "tdpm"
+    tdpm_refine = "tdpm-refine"
 
 
 class Scheduling(str, enum.Enum):

@@ -23,6 +23,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
 from pktflow._request import choice
+from pktflow.npsim import SlowPathPolicy
 
 __all__ = ["Scheduler", "Sync", "Mode", "Cm", "Signature", "Criterion", "run", "conflicts"]
 
@@ -146,6 +147,11 @@ def run(
     traffic_seed: Optional[int] = None,
     packet_bytes: Optional[int] = None,
     parametric: Optional[dict] = None,
+    slow_path_policy: Optional[Any] = None,
+    slow_path: Optional[Union[str, Sequence[str]]] = None,
+    slow_interrupt_instructions: Optional[int] = None,
+    slow_role_switch_instructions: Optional[int] = None,
+    slow_message_instructions: Optional[int] = None,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> dict[str, Any]:
     """Maximum sustainable rate of ``app`` (a built-in application, a Click file, ``echo`` or
@@ -156,7 +162,10 @@ def run(
     sentence}``, None when no packet completed), ``report`` (the run at that rate) and
     ``probes`` (every tested rate). ``tx_locks`` lists the lock ids that are transactional with
     ``sync="tm"`` (None: all; the others stay locks). ``parametric`` sets appendix B's benchmark:
-    ``{"iter_non_tm", "iter_tm", "range", "work_instructions"}``.
+    ``{"iter_non_tm", "iter_tm", "range", "work_instructions"}``. ``slow_path_policy``
+    (single, fixed, floating) sets where slow-path work runs (ARPResponder, ICMPError and the
+    elements named in ``slow_path``), with its costs in instructions (docs/protoproc.md section
+    6); the result's ``slow_path`` then says how much of the workload is slow path.
     """
     engine: dict[str, Any] = {}
     for key, val in (("cores", cores), ("threads", threads), ("signature_bits", signature_bits), ("mutexes", mutexes)):
@@ -176,6 +185,25 @@ def run(
         engine["unlimited_mutexes"] = bool(unlimited_mutexes)
     if tx_locks is not None:
         engine["tx_locks"] = [_int(x, "--tx-locks") for x in tx_locks]
+    sp: dict[str, Any] = {}
+    pol = _choice(slow_path_policy, SlowPathPolicy, "--slow-path-policy")
+    if pol is not None:
+        sp["policy"] = pol
+    if slow_path is not None:
+        names = slow_path.split(",") if isinstance(slow_path, str) else [str(e) for e in slow_path]
+        names = [n.strip() for n in names if n.strip()]
+        if not names:
+            raise PktflowError("--slow-path: expected element names or classes separated by commas")
+        sp["elements"] = names
+    for key, val in (
+        ("interrupt_instructions", slow_interrupt_instructions),
+        ("role_switch_instructions", slow_role_switch_instructions),
+        ("message_instructions", slow_message_instructions),
+    ):
+        if val is not None:
+            sp[key] = _int(val, f"--slow-{key.replace('_', '-')}")
+    if sp:
+        engine["slow_path"] = sp
     search: dict[str, Any] = {}
     c = _choice(criterion, Criterion, "--criterion")
     if c is not None:

@@ -511,6 +511,23 @@ impl Prepared {
             home: rr.clone(),
             ..Default::default()
         };
+        if let MapperKind::Plan(i) = kind {
+            let run = crate::mapper::plan_fn(i)
+                .ok_or("spec.mapper (--mapper): plan mapper not installed")?;
+            let explicit =
+                run(&self.spec, self.pes).map_err(|e| format!("mapper {}: {e}", kind.name()))?;
+            let mut mapping = self.mapping.clone();
+            apply_explicit(
+                &mut mapping,
+                &self.names,
+                &explicit,
+                self.pes,
+                &self.arch,
+                &self.spec.arch,
+            )?;
+            self.mapping = mapping;
+            return Ok((log, None));
+        }
         if kind == MapperKind::RoundRobin {
             if let Some(p) = profile {
                 let w = &p.weights;

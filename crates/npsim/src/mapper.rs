@@ -23,6 +23,47 @@ pub enum MapperKind {
     Greedy,
     GreedyReplicate,
     Anneal,
+    /// A plan mapper registered from outside this crate ([`register_plan_mapper`]), by its
+    /// index among them.
+    Plan(u8),
+}
+
+/// A mapper whose plan comes from outside the simulator (e.g. the TDPM paper's partitioning,
+/// `crates/tdpm`, which depends on this crate and so cannot be called from it): given the
+/// application's spec and the PE count, an explicit mapping by element name
+/// ([`crate::app::AppSpec::mapping`]'s form). The simulator applies it over the round-robin
+/// default and measures it; the replication scope plays no part (the plan decides where each
+/// element runs).
+pub type PlanFn = fn(
+    spec: &crate::app::AppSpec,
+    pes: u32,
+) -> Result<std::collections::BTreeMap<String, crate::app::ElementMap>, String>;
+
+struct PlanMapper {
+    name: &'static str,
+    help: &'static str,
+    run: PlanFn,
+}
+
+fn plan_mappers() -> &'static std::sync::RwLock<Vec<PlanMapper>> {
+    static P: std::sync::OnceLock<std::sync::RwLock<Vec<PlanMapper>>> = std::sync::OnceLock::new();
+    P.get_or_init(Default::default)
+}
+
+/// Add a plan mapper to the registry (a second registration of a name is ignored: a crate
+/// that links the simulator may install its mappers more than once).
+pub fn register_plan_mapper(name: &'static str, help: &'static str, run: PlanFn) {
+    let mut v = plan_mappers().write().unwrap_or_else(|e| e.into_inner());
+    if v.iter().any(|m| m.name == name) || v.len() >= u8::MAX as usize {
+        return;
+    }
+    v.push(PlanMapper { name, help, run });
+}
+
+/// The plan function of a [`MapperKind::Plan`].
+pub fn plan_fn(index: u8) -> Option<PlanFn> {
+    let v = plan_mappers().read().unwrap_or_else(|e| e.into_inner());
+    v.get(index as usize).map(|m| m.run)
 }
 
 impl MapperKind {
@@ -45,6 +86,11 @@ impl MapperKind {
             MapperKind::Greedy => "greedy",
             MapperKind::GreedyReplicate => "greedy+replicate",
             MapperKind::Anneal => "anneal",
+            MapperKind::Plan(i) => plan_mappers()
+                .read()
+                .unwrap_or_else(|e| e.into_inner())
+                .get(*i as usize)
+                .map_or("plan", |m| m.name),
         }
     }
 }
@@ -72,6 +118,14 @@ pub fn registry() -> pktflow_harness::Registry<MapperKind> {
         "simulated annealing from the greedy+replicate mapping under a coarse model, checked by a full search",
         MapperKind::Anneal,
     );
+    for (i, m) in plan_mappers()
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .enumerate()
+    {
+        r.register(m.name, m.help, MapperKind::Plan(i as u8));
+    }
     r
 }
 

@@ -27,8 +27,26 @@ fn rtc_conflicts(py: Python<'_>, request: &str) -> PyResult<String> {
         .map_err(PktflowError::new_err)
 }
 
+/// Every execution model an architecture supports, side by side (`pktflow compare`; request
+/// and result: docs/rtc.md, "Comparing execution models"). `progress`, if given, is called as
+/// `progress(done, total, label)` before each model's search.
+#[pyfunction]
+#[pyo3(signature = (request, progress=None))]
+fn compare_run(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> PyResult<String> {
+    let r = request.to_string();
+    run_cancellable(py, move || {
+        pktflow_rtc::compare::compare_json(&r, &mut |done, total, label| {
+            crate::notify(&progress, (done, total, label.to_string()));
+        })
+    })?
+    .map_err(PktflowError::new_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // The TDPM plans as NP simulator mappers (`--mapper tdpm`), for every binding call.
+    pktflow_rtc::plan::install();
     m.add_function(wrap_pyfunction!(rtc_run, m)?)?;
     m.add_function(wrap_pyfunction!(rtc_conflicts, m)?)?;
+    m.add_function(wrap_pyfunction!(compare_run, m)?)?;
     Ok(())
 }

@@ -132,7 +132,15 @@ impl WorkloadSpec {
             .iter()
             .map(|e| e.name.clone())
             .collect();
+        let elements: Vec<(String, String)> = run
+            .app
+            .graph
+            .elements
+            .iter()
+            .map(|e| (e.name.clone(), e.class.clone()))
+            .collect();
         let mut c = TraceCompiler::new(&self.app, names);
+        c.w.elements = elements;
         let mut sets = Vec::new();
         let mut n = 0u32;
         while n < self.packets {
@@ -172,6 +180,8 @@ pub struct EngineOverrides {
     pub stack_filter: Option<bool>,
     pub hazard_distance: Option<[f64; 3]>,
     pub tx_locks: Option<Vec<u32>>,
+    /// Where slow-path work runs (docs/protoproc.md section 6); none: nowhere special.
+    pub slow_path: Option<crate::engine::SlowPathOptions>,
 }
 
 /// How the rate is measured.
@@ -287,6 +297,9 @@ pub fn resolve(req: &RtcRequest) -> Result<EngineOptions, String> {
         o.hazard_distance = v;
     }
     o.tx_locks = e.tx_locks.clone();
+    if let Some(sp) = &e.slow_path {
+        o.slow_path = sp.clone();
+    }
     o.seed = req.search.seed;
     o.validate()?;
     Ok(o)
@@ -403,6 +416,14 @@ pub struct RtcResult {
     pub report: RunReport,
     pub probes: Vec<Probe>,
     pub settings: serde_json::Value,
+    /// Under a slow-path policy: how much of the workload is slow path (`packets`,
+    /// `runs_per_100_packets`: runs of consecutive slow-path visits, `instruction_share`:
+    /// their instructions over all, charges excluded); none without a policy.
+    pub slow_path: Option<serde_json::Value>,
+    /// Per critical section (a transaction under `--sync tm`) of the workload: loads, stores,
+    /// stores to shared state, distinct shared words (mean and largest; the thesis's Table 8.1
+    /// shape; docs/rtc.md).
+    pub critical_sections: crate::workload::CriticalSectionStats,
     pub interrupted: bool,
 }
 
@@ -704,6 +725,17 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
         0.0
     };
     let tx = rep.transactions.max(1) as f64;
+    let slow_path = match o.slow_path.policy {
+        None => None,
+        Some(_) => {
+            let (n, runs, si, ai) = crate::engine::slow_path_share(w, &o.slow_path)?;
+            Some(serde_json::json!({
+                "packets": n,
+                "runs_per_100_packets": 100.0 * runs as f64 / n.max(1) as f64,
+                "instruction_share": si as f64 / ai.max(1) as f64,
+            }))
+        }
+    };
     let share = BreakdownShare::from(&rep.breakdown);
     let bottleneck = bottleneck(
         &o,
@@ -747,6 +779,8 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
             "truncated_accesses": loaded.truncated_accesses,
             "locks": w.locks,
         }),
+        slow_path,
+        critical_sections: w.critical_section_stats(),
         interrupted,
     })
 }
@@ -757,6 +791,9 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
 /// transaction restarts, hazard bubbles, memory, shared-cache replays, idle threads). Aborts
 /// (their share of redone work and the structure most came from) and the lock-aware scheduler
 /// are added as evidence and advice. `None` when no packet completed.
+/// Occupancy of the dedicated slow-path context above which it is the binding resource.
+const DEDICATED_BOUND: f64 = 0.9;
+
 fn bottleneck(
     o: &EngineOptions,
     rep: &RunReport,
@@ -834,7 +871,21 @@ fn bottleneck(
         (b.no_packet, idle.0, idle.1),
     ];
     let mut evidence = Vec::new();
-    let (resource, share, mut advice) = if b.busy >= 0.8 {
+    // Policy fixed: the dedicated context busy nearly all the time sets the rate, whatever the
+    // other contexts do.
+    let dedicated = o.slow_path.policy == Some(pktflow_protoproc::policy::Policy::Fixed)
+        && rep.slow_path_occupancy >= DEDICATED_BOUND;
+    let (resource, share, mut advice) = if dedicated {
+        evidence.push(format!(
+            "the context dedicated to the slow path holds slow-path work {} of the time",
+            pct(rep.slow_path_occupancy)
+        ));
+        (
+            Resource::ProtocolProcessor,
+            rep.slow_path_occupancy,
+            "share the slow path (floating) or make its runs cheaper".to_string(),
+        )
+    } else if b.busy >= 0.8 {
         evidence.push(format!(
             "computation: the cores issue an instruction in {} of their cycles",
             pct(b.busy)
@@ -997,6 +1048,47 @@ mod tests {
         // Determinism.
         let again = rtc(&req("echo"), &mut |_, _| {}).unwrap();
         assert_eq!(r.packets_per_second, again.packets_per_second);
+    }
+
+    #[test]
+    fn slow_path_policies_on_a_traced_router() {
+        use pktflow_protoproc::policy::Policy;
+        let mut q = req("router");
+        q.search.criterion = Criterion::Saturation;
+        let mut pps = Vec::new();
+        for policy in [Policy::Single, Policy::Fixed, Policy::Floating] {
+            q.engine.slow_path = Some(crate::engine::SlowPathOptions {
+                policy: Some(policy),
+                elements: vec!["ARPQuerier".into()],
+                ..Default::default()
+            });
+            let r = rtc(&q, &mut |_, _| {}).unwrap();
+            let sp = r.slow_path.as_ref().unwrap();
+            assert!(sp["runs_per_100_packets"].as_f64().unwrap() > 50.0, "{sp}");
+            assert_eq!(r.settings["engine"]["slow_path"]["policy"], policy.name());
+            if policy == Policy::Fixed {
+                // 130 slow-path runs per 100 packets on one context of eight: it binds.
+                let b = r.bottleneck.as_ref().unwrap();
+                assert_eq!(b.resource, Resource::ProtocolProcessor, "{}", b.sentence);
+                assert!(r.report.slow_path_occupancy >= 0.9);
+            } else {
+                assert_eq!(r.report.slow_path_occupancy, 0.0);
+            }
+            pps.push(r.packets_per_second);
+        }
+        // Every context serves the slow path under Single and Floating; Floating's role switch
+        // (140 instructions) is cheaper than Single's interrupt (600).
+        assert!(pps[2] > pps[0], "{pps:?}");
+        q.engine.slow_path = None;
+        assert!(rtc(&q, &mut |_, _| {}).unwrap().slow_path.is_none());
+        let mut e = req("echo");
+        e.engine.slow_path = Some(crate::engine::SlowPathOptions {
+            policy: Some(Policy::Single),
+            ..Default::default()
+        });
+        assert!(rtc(&e, &mut |_, _| {})
+            .unwrap_err()
+            .contains("traced application"));
     }
 
     #[test]

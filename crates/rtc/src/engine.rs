@@ -86,6 +86,91 @@ pub struct EngineOptions {
     /// Probabilities of hazard distances 0, 1 and 2.
     pub hazard_distance: [f64; 3],
     pub seed: u64,
+    /// Where slow-path work runs (off by default).
+    #[serde(default)]
+    pub slow_path: SlowPathOptions,
+}
+
+/// Where a traced application's slow-path work runs (docs/protoproc.md section 6): the
+/// protocol-processing paper's policies on the thread contexts. A packet's slow-path work is
+/// its visits to slow-path elements (classes `ARPResponder` and `ICMPError`, plus `elements`
+/// by name or class); consecutive slow-path visits form one run, charged once:
+///
+/// * `single`: the packet's own thread runs it, after `interrupt_instructions` (interrupt and
+///   context switch);
+/// * `fixed`: the last thread context (last core, last thread) runs only slow-path runs, every
+///   other context only the rest; a run is handed to the dedicated context through a queue and
+///   costs it `message_instructions` to take and again to hand back; the packet's remaining
+///   work returns to the other contexts through another queue;
+/// * `floating`: a run goes to one shared queue which any context looking for work serves
+///   first (before fast-path work and new packets), after `role_switch_instructions`.
+///
+/// Charges are instructions the thread executes (one issue slot each); the defaults are the NP
+/// simulator's per-visit costs in cycles (`pktflow_npsim::slowpath::SlowPath`), read as
+/// instructions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlowPathOptions {
+    pub policy: Option<pktflow_protoproc::policy::Policy>,
+    pub elements: Vec<String>,
+    pub interrupt_instructions: u32,
+    pub role_switch_instructions: u32,
+    pub message_instructions: u32,
+}
+
+impl Default for SlowPathOptions {
+    fn default() -> Self {
+        let d = pktflow_npsim::slowpath::SlowPath::default();
+        SlowPathOptions {
+            policy: None,
+            elements: Vec::new(),
+            interrupt_instructions: d.interrupt_cycles,
+            role_switch_instructions: d.role_switch_cycles,
+            message_instructions: d.message_cycles,
+        }
+    }
+}
+
+impl SlowPathOptions {
+    pub fn validate(&self) -> Result<(), String> {
+        let max = pktflow_npsim::slowpath::MAX_COST_CYCLES;
+        for (k, v) in [
+            ("--slow-interrupt-instructions", self.interrupt_instructions),
+            (
+                "--slow-role-switch-instructions",
+                self.role_switch_instructions,
+            ),
+            ("--slow-message-instructions", self.message_instructions),
+        ] {
+            if v > max {
+                return Err(format!("{k} must be 0 to {max}, got {v}"));
+            }
+        }
+        if self.elements.len() > 1024 {
+            return Err("--slow-path: at most 1024 names".into());
+        }
+        if self.policy.is_none() && !self.elements.is_empty() {
+            return Err("--slow-path needs --slow-path-policy".into());
+        }
+        Ok(())
+    }
+
+    /// Which elements of `elements` ((name, class) by index) are slow path; an extra name that
+    /// matches no element is refused.
+    pub fn mask(&self, elements: &[(String, String)]) -> Result<Vec<bool>, String> {
+        for e in &self.elements {
+            if !elements.iter().any(|(n, c)| n == e || c == e) {
+                return Err(format!("--slow-path: no element or class named '{e}'"));
+            }
+        }
+        Ok(elements
+            .iter()
+            .map(|(n, c)| {
+                pktflow_npsim::slowpath::DEFAULT_CLASSES.contains(&c.as_str())
+                    || self.elements.iter().any(|e| e == n || e == c)
+            })
+            .collect())
+    }
 }
 
 /// Most cores x threads.
@@ -118,6 +203,7 @@ impl EngineOptions {
             mac_buffer_bytes: a.mac_input_buffer_bytes.min(u32::MAX as u64) as u32,
             hazard_distance: [0.25, 0.5, 0.25],
             seed: 1,
+            slow_path: SlowPathOptions::default(),
         }
     }
 
@@ -222,6 +308,20 @@ impl EngineOptions {
                 self.signature_bits
             ));
         }
+        self.slow_path.validate()?;
+        if self.slow_path.policy.is_some() && self.mode == ExecMode::Pipeline {
+            return Err(
+                "--slow-path-policy applies to run to completion, not to --mode pipeline".into(),
+            );
+        }
+        if self.slow_path.policy == Some(pktflow_protoproc::policy::Policy::Fixed)
+            && self.contexts() < 2
+        {
+            return Err(format!(
+                "--slow-path-policy fixed dedicates one thread context to the slow path and needs at least 2, got {}",
+                self.contexts()
+            ));
+        }
         if self.signature == SignatureKind::Trie && self.signature_bits < 2 {
             return Err(format!(
                 "--signature-bits must be at least 2 for the trie, got {}",
@@ -308,6 +408,9 @@ pub struct RunReport {
     pub cache_misses: u64,
     /// Mean active (not blocked, not awaiting restart, holding a packet) contexts.
     pub mean_active_contexts: f64,
+    /// Under `--slow-path-policy fixed`: the share of the run the dedicated context held a
+    /// slow-path run (sampled every 256 cycles, like the active contexts); 0 otherwise.
+    pub slow_path_occupancy: f64,
 }
 
 const NONE: u32 = u32::MAX;
@@ -350,10 +453,23 @@ struct Stages {
     cuts: Vec<u32>,
 }
 
+/// The slow-path cut of a workload (policies `fixed` and `floating`): packet `p`'s runs are
+/// `list[first[p]..first[p + 1]]`, each (first op, end op, slow path?).
+struct Segs {
+    policy: pktflow_protoproc::policy::Policy,
+    first: Vec<u32>,
+    list: Vec<(u32, u32, bool)>,
+}
+
 pub struct Engine<'a> {
     o: EngineOptions,
     w: std::borrow::Cow<'a, Workload>,
     stages: Option<Stages>,
+    segs: Option<Segs>,
+    /// Slow-path runs waiting for a context, and fast-path work returning from the slow path:
+    /// (pool packet, arrival cycle, run index).
+    slow_q: VecDeque<(u32, u64, u32)>,
+    cont_q: VecDeque<(u32, u64, u32)>,
     threads: Vec<Thread>,
     cores: Vec<Core>,
     cache: Vec<u32>,
@@ -391,6 +507,9 @@ pub struct Engine<'a> {
     lat_sum: f64,
     lat_sq: f64,
     active_sum: u64,
+    /// Policy `fixed`: the last context is dedicated to the slow path.
+    dedicated_slow: bool,
+    slow_busy_sum: u64,
 }
 
 impl<'a> Engine<'a> {
@@ -430,11 +549,15 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
-        let (w, stages) = match o.mode {
-            ExecMode::RunToCompletion => (std::borrow::Cow::Borrowed(w), None),
-            ExecMode::Pipeline => {
+        let (w, stages, segs) = match (o.mode, o.slow_path.policy) {
+            (ExecMode::RunToCompletion, None) => (std::borrow::Cow::Borrowed(w), None, None),
+            (ExecMode::RunToCompletion, Some(_)) => {
+                let (w2, segs) = cut_slow_path(w, &o.slow_path)?;
+                (std::borrow::Cow::Owned(w2), None, segs)
+            }
+            (ExecMode::Pipeline, _) => {
                 let (w2, s) = cut_pipeline(w, n)?;
-                (std::borrow::Cow::Owned(w2), Some(s))
+                (std::borrow::Cow::Owned(w2), Some(s), None)
             }
         };
         let p0 = (o.hazard_distance[0] * u32::MAX as f64) as u64;
@@ -448,6 +571,9 @@ impl<'a> Engine<'a> {
         Ok(Engine {
             stage_q: vec![VecDeque::new(); stages.as_ref().map(|s| s.stages as usize).unwrap_or(0)],
             stages,
+            segs,
+            slow_q: VecDeque::new(),
+            cont_q: VecDeque::new(),
             threads: vec![Thread::default(); n as usize],
             cores: (0..o.cores)
                 .map(|_| Core {
@@ -486,6 +612,8 @@ impl<'a> Engine<'a> {
             lat_sum: 0.0,
             lat_sq: 0.0,
             active_sum: 0,
+            dedicated_slow: o.slow_path.policy == Some(pktflow_protoproc::policy::Policy::Fixed),
+            slow_busy_sum: 0,
             o: o.clone(),
             w,
         })
@@ -622,6 +750,9 @@ impl<'a> Engine<'a> {
                     .iter()
                     .filter(|t| t.has_work && !t.blocked && !t.awaiting_restart)
                     .count() as u64;
+                if self.dedicated_slow && self.threads.last().is_some_and(|t| t.has_work) {
+                    self.slow_busy_sum += 1;
+                }
             }
             c += 1;
         }
@@ -634,6 +765,8 @@ impl<'a> Engine<'a> {
             && self.ready.is_empty()
             && self.mac.is_empty()
             && self.stage_q.iter().all(|q| q.is_empty())
+            && self.slow_q.is_empty()
+            && self.cont_q.is_empty()
             && self
                 .threads
                 .iter()
@@ -654,6 +787,7 @@ impl<'a> Engine<'a> {
         }
         let samples = r.cycles.div_ceil(256).max(1);
         r.mean_active_contexts = self.active_sum as f64 / samples as f64;
+        r.slow_path_occupancy = self.slow_busy_sum as f64 / samples as f64;
         r
     }
 
@@ -691,6 +825,9 @@ impl<'a> Engine<'a> {
 
     /// A thread looking for work: a packet (run to completion) or its stage's next packet.
     fn take(&mut self, g: usize, c: u64, saturate: bool) -> bool {
+        if self.segs.is_some() {
+            return self.take_run(g, c, saturate);
+        }
         let (p, arrived, stage) = match &self.stages {
             None => {
                 if let Some((p, a)) = self.ready.pop_front() {
@@ -740,6 +877,59 @@ impl<'a> Engine<'a> {
         true
     }
 
+    /// [`Engine::take`] under a slow-path policy that moves slow-path runs between contexts.
+    fn take_run(&mut self, g: usize, c: u64, saturate: bool) -> bool {
+        use pktflow_protoproc::policy::Policy;
+        let s = self.segs.as_ref().expect("slow-path runs");
+        let policy = s.policy;
+        let dedicated = policy == Policy::Fixed && g + 1 == self.threads.len();
+        let job = if dedicated {
+            self.slow_q.pop_front()
+        } else {
+            let slow = if policy == Policy::Floating {
+                self.slow_q.pop_front()
+            } else {
+                None
+            };
+            match slow.or_else(|| self.cont_q.pop_front()) {
+                Some(j) => Some(j),
+                None => {
+                    let fresh = if let Some((p, a)) = self.ready.pop_front() {
+                        Some((p, a))
+                    } else if saturate {
+                        let p = self.next_pool;
+                        self.next_pool = (self.next_pool + 1) % self.w.packets.len() as u32;
+                        self.rep.arrived += 1;
+                        Some((p, c))
+                    } else {
+                        None
+                    };
+                    let s = self.segs.as_ref().expect("slow-path runs");
+                    fresh.map(|(p, a)| (p, a, s.first[p as usize]))
+                }
+            }
+        };
+        let Some((p, arrived, run)) = job else {
+            return false;
+        };
+        let (lo, hi, slow) = self.segs.as_ref().expect("slow-path runs").list[run as usize];
+        if slow && policy == Policy::Fixed && !dedicated {
+            // A packet whose first work is slow path: handed on at once (the poll's slot).
+            self.slow_q.push_back((p, arrived, run));
+            return true;
+        }
+        self.working += 1;
+        let t = &mut self.threads[g];
+        t.has_work = true;
+        t.pool = p;
+        t.stage = run;
+        t.pc = lo;
+        t.end = hi;
+        t.compute_left = 0;
+        t.arrived_at = arrived;
+        true
+    }
+
     fn done_work(&mut self, g: usize, c: u64, saturate: bool) {
         self.working -= 1;
         let (p, stage, arrived) = {
@@ -747,6 +937,17 @@ impl<'a> Engine<'a> {
             t.has_work = false;
             (t.pool, t.stage, t.arrived_at)
         };
+        if let Some(s) = &self.segs {
+            let next = stage + 1;
+            if next < s.first[p as usize + 1] {
+                if s.list[next as usize].2 {
+                    self.slow_q.push_back((p, arrived, next));
+                } else {
+                    self.cont_q.push_back((p, arrived, next));
+                }
+                return;
+            }
+        }
         if let Some(s) = &self.stages {
             if stage + 1 < s.stages {
                 self.stage_q[stage as usize + 1].push_back((p, arrived));
@@ -1189,6 +1390,133 @@ impl<'a> Engine<'a> {
 /// Cut every packet's program into `stages` contiguous parts of about equal instructions,
 /// never inside a critical section (a part ends early or late to keep a section whole), with
 /// `Compute` gaps split at the cut points.
+/// A packet's op ranges by slow path or not: (first op, end op, slow?) in order, consecutive
+/// ranges of one kind merged, empty ranges left out. `vi` walks `w.visits` across packets.
+fn packet_runs(
+    w: &Workload,
+    p: &PacketProg,
+    mask: &[bool],
+    vi: &mut usize,
+) -> Vec<(u32, u32, bool)> {
+    let mut bounds: Vec<(u32, bool)> = Vec::new();
+    while *vi < w.visits.len() && w.visits[*vi].0 < p.end {
+        let (at, el) = w.visits[*vi];
+        if at >= p.start {
+            bounds.push((at, mask.get(el as usize).copied().unwrap_or(false)));
+        }
+        *vi += 1;
+    }
+    if bounds.first().is_none_or(|b| b.0 > p.start) {
+        bounds.insert(0, (p.start, false));
+    }
+    let mut runs: Vec<(u32, u32, bool)> = Vec::new();
+    for (k, &(lo, slow)) in bounds.iter().enumerate() {
+        let hi = bounds.get(k + 1).map_or(p.end, |b| b.0);
+        if hi <= lo {
+            continue;
+        }
+        match runs.last_mut() {
+            Some(r) if r.2 == slow && r.1 == lo => r.1 = hi,
+            _ => runs.push((lo, hi, slow)),
+        }
+    }
+    runs
+}
+
+/// How much of a traced workload is slow path under `sp`'s marking: (packets, slow-path runs,
+/// slow-path instructions, all instructions), charges excluded.
+pub fn slow_path_share(w: &Workload, sp: &SlowPathOptions) -> Result<(u64, u64, u64, u64), String> {
+    let mask = sp.mask(&w.elements)?;
+    let mut vi = 0usize;
+    let (mut runs, mut slow_i, mut all_i) = (0u64, 0u64, 0u64);
+    for p in &w.packets {
+        for (lo, hi, slow) in packet_runs(w, p, &mask, &mut vi) {
+            let n: u64 = w.ops[lo as usize..hi as usize]
+                .iter()
+                .map(|o| match o {
+                    Op::Compute(n) => *n as u64,
+                    _ => 1,
+                })
+                .sum();
+            all_i += n;
+            if slow {
+                runs += 1;
+                slow_i += n;
+            }
+        }
+    }
+    Ok((w.packets.len() as u64, runs, slow_i, all_i))
+}
+
+/// The workload with the policy's charges around every slow-path run, and (fixed, floating)
+/// the runs each packet is cut into.
+fn cut_slow_path(w: &Workload, sp: &SlowPathOptions) -> Result<(Workload, Option<Segs>), String> {
+    use pktflow_protoproc::policy::Policy;
+    let policy = sp.policy.expect("a policy");
+    if w.elements.is_empty() {
+        return Err(format!(
+            "--slow-path-policy needs a traced application (its elements tell slow-path work); '{}' has no elements",
+            w.name
+        ));
+    }
+    let mask = sp.mask(&w.elements)?;
+    let (before, after) = match policy {
+        Policy::Single => (sp.interrupt_instructions, 0),
+        Policy::Floating => (sp.role_switch_instructions, 0),
+        Policy::Fixed => (sp.message_instructions, sp.message_instructions),
+    };
+    let mut out = Workload {
+        name: w.name.clone(),
+        locks: w.locks,
+        lock_names: w.lock_names.clone(),
+        region_names: w.region_names.clone(),
+        elements: w.elements.clone(),
+        ..Default::default()
+    };
+    let cut = policy != Policy::Single;
+    let mut first = Vec::with_capacity(w.packets.len() + 1);
+    let mut list = Vec::new();
+    let mut vi = 0usize;
+    for p in &w.packets {
+        first.push(list.len() as u32);
+        let start = out.ops.len();
+        let mut extra = 0u64;
+        for (lo, hi, slow) in packet_runs(w, p, &mask, &mut vi) {
+            let s0 = out.ops.len() as u32;
+            if slow && before > 0 {
+                out.ops.push(Op::Compute(before));
+                extra += before as u64;
+            }
+            out.ops.extend_from_slice(&w.ops[lo as usize..hi as usize]);
+            if slow && after > 0 {
+                out.ops.push(Op::Compute(after));
+                extra += after as u64;
+            }
+            if cut {
+                list.push((s0, out.ops.len() as u32, slow));
+            }
+        }
+        out.packets.push(PacketProg {
+            start: start as u32,
+            end: out.ops.len() as u32,
+            instructions: p.instructions + extra,
+            ..*p
+        });
+        if out.ops.len() > crate::workload::MAX_OPS {
+            return Err("the slow-path programs are too large; use fewer packets".into());
+        }
+    }
+    first.push(list.len() as u32);
+    Ok((
+        out,
+        cut.then_some(Segs {
+            policy,
+            first,
+            list,
+        }),
+    ))
+}
+
 fn cut_pipeline(w: &Workload, stages: u32) -> Result<(Workload, Stages), String> {
     let s = stages as usize;
     let mut out = Workload {
@@ -1327,6 +1655,109 @@ mod tests {
             stop_on_drop: false,
             max_arrivals: None,
         }
+    }
+
+    /// Packets of two visits: `fast` instructions in element "work" (class Work), then `slow`
+    /// in element "arp" (class ARPResponder, slow path by default).
+    fn two_visit_workload(fast: u32, slow: u32) -> Workload {
+        let mut w = wl(vec![vec![Op::Compute(fast), Op::Compute(slow)]], 0);
+        w.elements = vec![
+            ("work".into(), "Work".into()),
+            ("arp".into(), "ARPResponder".into()),
+        ];
+        w.visits = vec![(0, 0), (1, 1)];
+        w
+    }
+
+    fn slow_opts(cores: u32, policy: pktflow_protoproc::policy::Policy) -> EngineOptions {
+        let mut o = opts(cores, 1);
+        o.hazard_distance = [1.0, 0.0, 0.0];
+        o.slow_path = SlowPathOptions {
+            policy: Some(policy),
+            elements: Vec::new(),
+            interrupt_instructions: 300,
+            role_switch_instructions: 50,
+            message_instructions: 40,
+        };
+        o
+    }
+
+    /// Cycles per completed packet over a saturated run.
+    fn cycles_per_packet(o: &EngineOptions, w: &Workload) -> f64 {
+        let r = Engine::new(o, w, None).unwrap().run(sat(400_000)).unwrap();
+        assert_eq!(r.breakdown.total(), 400_000 * o.cores as u64);
+        400_000.0 / r.completed as f64
+    }
+
+    #[test]
+    fn slow_path_policies_reach_their_closed_form_rates() {
+        use pktflow_protoproc::policy::Policy;
+        let w = two_visit_workload(200, 100);
+        // Single, one thread: poll + 200 + interrupt 300 + 100 per packet.
+        let c = cycles_per_packet(&slow_opts(1, Policy::Single), &w);
+        assert!((c - 601.0).abs() < 601.0 * 0.01, "single {c}");
+        // Floating, two cores of one thread: each thread polls for the packet (1) and runs 200,
+        // then polls the slow-path queue (1) and runs role switch 50 + 100: 352 cycles per
+        // packet per thread, two threads.
+        let c = cycles_per_packet(&slow_opts(2, Policy::Floating), &w);
+        assert!((c - 176.0).abs() < 176.0 * 0.01, "floating {c}");
+        // Fixed: the data-plane thread needs 1 + 200 = 201 cycles a packet, the dedicated one
+        // 1 + 40 + 100 + 40 = 181: the data plane binds.
+        let c = cycles_per_packet(&slow_opts(2, Policy::Fixed), &w);
+        assert!(
+            (c - 201.0).abs() < 201.0 * 0.01,
+            "fixed, data plane bound {c}"
+        );
+        // With 400 slow-path instructions the dedicated thread binds: 1 + 40 + 400 + 40 = 481.
+        let w = two_visit_workload(200, 400);
+        let c = cycles_per_packet(&slow_opts(2, Policy::Fixed), &w);
+        assert!(
+            (c - 481.0).abs() < 481.0 * 0.01,
+            "fixed, slow path bound {c}"
+        );
+        // Without a policy the same machine runs 1 + 200 + 400 per packet per thread.
+        let mut o = slow_opts(2, Policy::Fixed);
+        o.slow_path.policy = None;
+        let c = cycles_per_packet(&o, &w);
+        assert!((c - 300.5).abs() < 300.5 * 0.01, "no policy {c}");
+    }
+
+    #[test]
+    fn slow_path_marking_and_refusals() {
+        use pktflow_protoproc::policy::Policy;
+        let w = two_visit_workload(200, 100);
+        let mut sp = SlowPathOptions {
+            policy: Some(Policy::Single),
+            ..Default::default()
+        };
+        assert_eq!(slow_path_share(&w, &sp).unwrap(), (1, 1, 100, 300));
+        // Marking the other element by name merges both visits into one slow-path run.
+        sp.elements = vec!["work".into()];
+        assert_eq!(slow_path_share(&w, &sp).unwrap(), (1, 1, 300, 300));
+        sp.elements = vec!["nope".into()];
+        assert!(slow_path_share(&w, &sp).unwrap_err().contains("'nope'"));
+        let mut o = slow_opts(1, Policy::Fixed);
+        assert!(Engine::new(&o, &w, None)
+            .err()
+            .unwrap()
+            .contains("at least 2"));
+        o = slow_opts(2, Policy::Single);
+        o.mode = ExecMode::Pipeline;
+        assert!(Engine::new(&o, &w, None)
+            .err()
+            .unwrap()
+            .contains("pipeline"));
+        o = slow_opts(2, Policy::Single);
+        let bare = wl(vec![vec![Op::Compute(10)]], 0);
+        assert!(Engine::new(&o, &bare, None)
+            .err()
+            .unwrap()
+            .contains("traced application"));
+        o.slow_path.interrupt_instructions = u32::MAX;
+        assert!(o
+            .validate()
+            .unwrap_err()
+            .contains("--slow-interrupt-instructions"));
     }
 
     #[test]

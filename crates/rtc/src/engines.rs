@@ -8,6 +8,8 @@ use pktflow_npsim::config::SimConfig;
 
 /// Every engine with a help line each.
 pub fn engines() -> EngineRegistry {
+    // The TDPM plans as NP simulator mappers (`--mapper tdpm`).
+    crate::plan::install();
     let mut r = EngineRegistry::new("engine");
     r.register(
         "npsim",

@@ -9,12 +9,16 @@
 //! * [`engines`]: the harness's engine registry (`npsim`, `rtc`);
 //! * [`tm`]: the reusable conflict-detection layer (signatures, hashes, contention managers),
 //!   independent of the engine;
+//! * [`compare`]: every execution model an architecture supports, side by side;
+//! * [`plan`]: a TDPM plan as an explicit mapping of the NP simulator;
 //! * [`conflicts`]: conflicting packets within windows, from the traces alone;
 //! * [`api`]: the JSON request/result of `pktflow rtc` and `pktflow conflicts`, and the maximum
 //!   sustainable rate search.
 pub mod api;
+pub mod compare;
 pub mod conflicts;
 pub mod engine;
 pub mod engines;
+pub mod plan;
 pub mod tm;
 pub mod workload;

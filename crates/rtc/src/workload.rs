@@ -75,6 +75,27 @@ pub struct Workload {
     pub lock_names: Vec<String>,
     /// Name of each shared 1 MiB region (`addr >> 20`) for abort attribution.
     pub region_names: Vec<(u32, String)>,
+    /// Element visits of traced packets, in op order: (index of the visit's first op in `ops`,
+    /// element index). A visit runs to the next visit's first op or its packet's end. Empty
+    /// for echo and parametric (no elements).
+    pub visits: Vec<(u32, u32)>,
+    /// (name, class) of each element of a traced application, by element index.
+    pub elements: Vec<(String, String)>,
+}
+
+/// [`Workload::critical_section_stats`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct CriticalSectionStats {
+    pub count: u64,
+    pub per_packet: f64,
+    pub loads_mean: f64,
+    pub loads_max: u64,
+    pub stores_mean: f64,
+    pub stores_max: u64,
+    pub shared_stores_mean: f64,
+    pub shared_stores_max: u64,
+    pub unique_words_mean: f64,
+    pub unique_words_max: u64,
 }
 
 /// Bytes of one persistent object's region.
@@ -112,6 +133,72 @@ impl Workload {
             .sum::<f64>()
             / self.packets.len() as f64
     }
+    /// Per critical section (outermost lock to its unlock; a transaction under `--sync tm`),
+    /// over every packet of the pool: how many there are and the mean and largest number of
+    /// loads and stores to the data cache (shared state and stack; packet-buffer accesses are
+    /// not cached and not counted), stores to shared state alone (what the undo log keeps with
+    /// the stack filter) and distinct shared words touched. The thesis's Table 8.1 shape.
+    pub fn critical_section_stats(&self) -> CriticalSectionStats {
+        let mut st = CriticalSectionStats::default();
+        let (mut loads, mut stores, mut shared_stores) = (0u64, 0u64, 0u64);
+        let mut words: HashSet<u32> = HashSet::new();
+        let mut sums = [0u64; 4];
+        for p in &self.packets {
+            let mut depth = 0u32;
+            for op in self.ops_of(p) {
+                match *op {
+                    Op::Lock(_) => {
+                        if depth == 0 {
+                            (loads, stores, shared_stores) = (0, 0, 0);
+                            words.clear();
+                        }
+                        depth += 1;
+                    }
+                    Op::Unlock(_) if depth > 0 => {
+                        depth -= 1;
+                        if depth == 0 {
+                            st.count += 1;
+                            let u = words.len() as u64;
+                            for (k, v) in [loads, stores, shared_stores, u].into_iter().enumerate()
+                            {
+                                sums[k] += v;
+                            }
+                            st.loads_max = st.loads_max.max(loads);
+                            st.stores_max = st.stores_max.max(stores);
+                            st.shared_stores_max = st.shared_stores_max.max(shared_stores);
+                            st.unique_words_max = st.unique_words_max.max(u);
+                        }
+                    }
+                    Op::Load { addr, class } if depth > 0 => match class {
+                        Class::Shared => {
+                            loads += 1;
+                            words.insert(addr & !3);
+                        }
+                        Class::Stack => loads += 1,
+                        _ => {}
+                    },
+                    Op::Store { addr, class } if depth > 0 => match class {
+                        Class::Shared => {
+                            stores += 1;
+                            shared_stores += 1;
+                            words.insert(addr & !3);
+                        }
+                        Class::Stack => stores += 1,
+                        _ => {}
+                    },
+                    _ => {}
+                }
+            }
+        }
+        let n = st.count.max(1) as f64;
+        st.per_packet = st.count as f64 / self.packets.len().max(1) as f64;
+        st.loads_mean = sums[0] as f64 / n;
+        st.stores_mean = sums[1] as f64 / n;
+        st.shared_stores_mean = sums[2] as f64 / n;
+        st.unique_words_mean = sums[3] as f64 / n;
+        st
+    }
+
     pub fn ops_of(&self, p: &PacketProg) -> &[Op] {
         &self.ops[p.start as usize..p.end as usize]
     }
@@ -204,6 +291,7 @@ impl TraceCompiler {
     pub fn add(&mut self, t: &PacketTrace) -> Result<(), String> {
         let start = self.w.ops.len();
         for v in &t.visits {
+            self.w.visits.push((self.w.ops.len() as u32, v.element));
             let acc = t.accesses_of(v);
             for a in acc {
                 if a.mem == MemType::StaticState && a.kind == AccessKind::Write {
@@ -596,5 +684,51 @@ mod tests {
         }
         .build(1, 0)
         .is_err());
+    }
+
+    #[test]
+    fn critical_section_statistics_count_per_outermost_section() {
+        let sh = |a: u32| Op::Load {
+            addr: HEAP_BASE | a,
+            class: Class::Shared,
+        };
+        let st = |a: u32, class| Op::Store { addr: a, class };
+        let ops = vec![
+            Op::Lock(0),
+            sh(0),
+            sh(0),
+            Op::Lock(1), // nested: the same section
+            st(HEAP_BASE | 4, Class::Shared),
+            st(8, Class::Stack),
+            Op::Load {
+                addr: 0,
+                class: Class::Packet,
+            },
+            Op::Unlock(1),
+            Op::Unlock(0),
+            sh(12), // outside any section
+            Op::Lock(2),
+            sh(16),
+            Op::Unlock(2),
+        ];
+        let mut w = Workload {
+            ops,
+            ..Default::default()
+        };
+        w.packets.push(PacketProg {
+            start: 0,
+            end: w.ops.len() as u32,
+            wire_bytes: 64,
+            instructions: 13,
+        });
+        let s = w.critical_section_stats();
+        assert_eq!(s.count, 2);
+        assert_eq!((s.loads_max, s.stores_max, s.shared_stores_max), (2, 2, 1));
+        assert_eq!(s.unique_words_max, 2);
+        assert_eq!(
+            (s.loads_mean, s.stores_mean, s.unique_words_mean),
+            (1.5, 1.0, 1.5)
+        );
+        assert_eq!(s.per_packet, 2.0);
     }
 }

@@ -80,3 +80,58 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// `compare` requests: arbitrary bytes and near-valid field values parse or are refused
+    /// with one line (parsing only: a valid request would start the searches).
+    #[test]
+    fn compare_requests_parse_or_fail_cleanly(
+        b in proptest::collection::vec(any::<u8>(), 0..120),
+        window in prop_oneof![Just(-1.0f64), Just(0.0), Just(61.0), 1e-6f64..1.0],
+        precision in prop_oneof![Just(0.0f64), Just(0.9), 1e-5f64..0.6],
+        packets in 0u32..2_000_000, model in 0usize..6,
+    ) {
+        let s = String::from_utf8_lossy(&b);
+        if let Err(e) = pktflow_rtc::compare::parse(&s) {
+            prop_assert!(!e.contains('\n') && !e.is_empty());
+        }
+        let models = ["pipeline", "rtc-locks", "rtc-tm", "hybrid", "warp", ""];
+        let req = serde_json::json!({
+            "app": "echo", "window_seconds": window, "precision": precision,
+            "packets": packets, "models": [models[model]],
+        });
+        match pktflow_rtc::compare::parse(&req.to_string()) {
+            Ok(r) => {
+                prop_assert!(r.window_seconds > 0.0 && r.window_seconds <= 60.0);
+                prop_assert!(r.precision >= 1e-4 && r.precision <= 0.5);
+                prop_assert!(r.packets >= 1 && r.packets <= 1_000_000);
+            }
+            Err(e) => prop_assert!(!e.contains('\n') && !e.is_empty(), "{}", e),
+        }
+    }
+
+    /// Slow-path sections of an rtc request: costs in and beyond their range, unknown
+    /// policies and names; parsed and validated, or refused with one line naming the option.
+    #[test]
+    fn slow_path_sections_validate_or_fail_cleanly(
+        policy in 0usize..5, cost in prop_oneof![0u64..1000, 9_999_000u64..10_000_100, Just(u64::MAX)],
+        which in 0usize..3, names in proptest::collection::vec("[a-zA-Z0-9]{0,8}", 0..3),
+    ) {
+        let policies = ["single", "fixed", "floating", "sometimes", ""];
+        let keys = ["interrupt_instructions", "role_switch_instructions", "message_instructions"];
+        let mut sp = serde_json::json!({"policy": policies[policy], "elements": names});
+        sp[keys[which]] = serde_json::json!(cost);
+        let req = serde_json::json!({"workload": {"app": "router", "packets": 5},
+                                     "engine": {"slow_path": sp}});
+        match serde_json::from_value::<pktflow_rtc::api::RtcRequest>(req) {
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+            Ok(r) => {
+                if let Err(e) = pktflow_rtc::api::resolve(&r) {
+                    prop_assert!(!e.contains('\n') && e.contains("--slow"), "{}", e);
+                }
+            }
+        }
+    }
+}
