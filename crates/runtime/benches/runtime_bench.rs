@@ -2,7 +2,7 @@
 //! test. Prints one line per run; the figures are the best of `PKTFLOW_BENCH_REPS` runs (default
 //! 5) with the spread (slowest / best).
 //!
-//! Inputs, written to a temporary folder (removed at the end):
+//! Inputs, written to a temporary folder (removed at the end unless `PKTFLOW_BENCH_KEEP` is set):
 //! - `router300`: the built-in two-interface IP router with its lookup replaced by a
 //!   RadixIPLookup of 300 routes (the router's 9, and 291 /24 routes out of eth0 and eth1), and
 //!   a synthetic trace shaped for it (destinations drawn from its routes);
@@ -207,5 +207,10 @@ fn main() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    // PKTFLOW_BENCH_KEEP=1 keeps the folder (configurations and traces) for other runs.
+    if std::env::var("PKTFLOW_BENCH_KEEP").is_err() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("inputs kept in {}", dir.display());
+    }
 }

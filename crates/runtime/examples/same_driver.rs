@@ -1,5 +1,6 @@
 //! The recording and the fast build of the elements under the same driver, on 300,000 synthetic
-//! packets held in memory (no pcap reading): packets/s of each, three alternating rounds.
+//! packets held in memory (no pcap reading; `PKTFLOW_TRACE=FILE.pcap` for a trace file's packets):
+//! packets/s of each, three alternating rounds.
 //! Separates the gain of compiling cost recording out from the driver and the trace reader.
 //!
 //! Run: `cargo run --release -p pktflow-runtime --example same_driver -- nat`
@@ -15,7 +16,14 @@ fn main() {
         packets: 300_000,
         seed: 1,
     };
-    let pk: Vec<_> = packets(&a, &src).unwrap().collect();
+    let mut pk: Vec<_> = packets(&a, &src).unwrap().collect();
+    // PKTFLOW_TRACE=FILE.pcap: that trace (all of it, held in memory) instead of synthetic.
+    if let Ok(path) = std::env::var("PKTFLOW_TRACE") {
+        pk = pktflow_traffic::PcapReader::open(&path)
+            .unwrap()
+            .map(|r| Ok(r.unwrap()))
+            .collect();
+    }
     let out = std::path::Path::new("/tmp");
     for round in 0..3 {
         let e = Recording::new(&a.graph, &a.base_dir, out).unwrap();
