@@ -36,7 +36,7 @@ __all__ = [
 __version__: str = _core.__version__
 
 #: Submodules, imported on first use (``pktflow.npsim.maxrate(...)`` works after ``import pktflow``).
-_SUBMODULES = ("npsim", "noc", "tdpm", "protoproc", "rtc", "report")
+_SUBMODULES = ("npsim", "noc", "tdpm", "protoproc", "rtc", "runtime", "report")
 
 
 def __getattr__(name: str) -> Any:

@@ -131,6 +131,9 @@ def noc_catalog() -> str:
 def rtc_run(request: str, progress: Optional[Callable[[int, int], None]] = None) -> str:
     """Maximum sustainable rate on the multithreaded soft multiprocessor (JSON in and out, docs/rtc.md)."""
 
+def runtime_run(request: str, progress: Optional[Callable[[int], None]] = None) -> str:
+    """Run an application on the host's cores without cost recording (JSON in and out, docs/runtime.md)."""
+
 def rtc_conflicts(request: str) -> str:
     """Conflicting packets within windows of consecutive packets (JSON in and out, docs/rtc.md)."""
 

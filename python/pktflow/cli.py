@@ -48,9 +48,20 @@ def _root(
 
 
 def _register() -> None:
-    from pktflow import cli_app, cli_arch, cli_compare, cli_noc, cli_np, cli_protoproc, cli_rerun, cli_rtc, cli_tdpm
+    from pktflow import (
+        cli_app,
+        cli_arch,
+        cli_compare,
+        cli_noc,
+        cli_np,
+        cli_protoproc,
+        cli_rerun,
+        cli_rtc,
+        cli_runtime,
+        cli_tdpm,
+    )
 
-    for m in (cli_app, cli_arch, cli_np, cli_tdpm, cli_noc, cli_protoproc, cli_rtc, cli_compare, cli_rerun):
+    for m in (cli_app, cli_arch, cli_np, cli_tdpm, cli_noc, cli_protoproc, cli_rtc, cli_runtime, cli_compare, cli_rerun):
         m.register(app)
 
 

@@ -1,7 +1,14 @@
 //! The processing context handed to elements: where they emit packets, drop them with a reason,
 //! and record their costs (instructions and typed memory accesses) for the current visit.
 //! All buffers are reused across packets: recording a cost does not allocate once warmed up.
-use pktflow_model::{AccessKind, Fate, MemAccess, MemType, PacketTrace};
+//!
+//! Compiled with `--cfg pktflow_fast` (the crate `pktflow-elements-fast`, a second compilation
+//! of these same sources used by `pktflow run`), cost recording is compiled out: the
+//! instruction count and every memory access are empty inline functions, no visit or fate is
+//! recorded, and packets that are dropped or leave are kept for reuse instead of freed.
+use pktflow_model::{AccessKind, MemType, PacketTrace};
+#[cfg(not(pktflow_fast))]
+use pktflow_model::{Fate, MemAccess};
 use pktflow_traffic::Packet;
 
 #[derive(Default)]
@@ -22,7 +29,19 @@ pub struct Cx {
     /// Packets in the storage element (Queue) downstream of the visited element's output 0,
     /// for elements that ask for it (RED); 0 when there is none.
     pub downstream_queue_len: usize,
+    /// Fast build: packets output (left through a sink) and dropped, over the run.
+    #[cfg(pktflow_fast)]
+    pub(crate) outputs: u64,
+    #[cfg(pktflow_fast)]
+    pub(crate) drops: u64,
+    /// Fast build: buffers of packets that were dropped or left, for the driver to reuse.
+    #[cfg(pktflow_fast)]
+    pub(crate) free: Vec<Packet>,
 }
+
+/// Most buffers the fast build keeps for reuse; beyond that, freed.
+#[cfg(pktflow_fast)]
+pub const FREE_LIST_MAX: usize = 1024;
 
 impl Cx {
     pub fn new() -> Self {
@@ -36,11 +55,16 @@ impl Cx {
 
     /// Count `n` instructions executed by the current visit.
     #[inline]
+    #[cfg(not(pktflow_fast))]
     pub fn instr(&mut self, n: u32) {
         self.instr += n;
     }
+    #[inline(always)]
+    #[cfg(pktflow_fast)]
+    pub fn instr(&mut self, _n: u32) {}
 
     #[inline]
+    #[cfg(not(pktflow_fast))]
     fn access(&mut self, mem: MemType, kind: AccessKind, bytes: u32, object: u32, key: u64) {
         self.trace.accesses.push(MemAccess {
             mem,
@@ -51,6 +75,9 @@ impl Cx {
             key,
         });
     }
+    #[inline(always)]
+    #[cfg(pktflow_fast)]
+    fn access(&mut self, _mem: MemType, _kind: AccessKind, _bytes: u32, _object: u32, _key: u64) {}
 
     /// Read `bytes` of packet data (header or payload).
     #[inline]
@@ -104,6 +131,7 @@ impl Cx {
     }
 
     /// Drop `p`, recording why.
+    #[cfg(not(pktflow_fast))]
     pub fn drop_packet(&mut self, p: Packet, reason: &'static str) {
         drop(p);
         self.trace.fates.push(Fate::Drop {
@@ -111,8 +139,14 @@ impl Cx {
             reason,
         });
     }
+    #[cfg(pktflow_fast)]
+    pub fn drop_packet(&mut self, p: Packet, _reason: &'static str) {
+        self.drops += 1;
+        self.recycle(p);
+    }
 
     /// `p` leaves the graph through this (sink) element.
+    #[cfg(not(pktflow_fast))]
     pub fn output(&mut self, p: Packet) {
         if self.tap {
             self.departed.push((self.element, p));
@@ -120,6 +154,24 @@ impl Cx {
         self.trace.fates.push(Fate::Output {
             element: self.element,
         });
+    }
+    #[cfg(pktflow_fast)]
+    pub fn output(&mut self, p: Packet) {
+        self.outputs += 1;
+        if self.tap {
+            self.departed.push((self.element, p));
+        } else {
+            self.recycle(p);
+        }
+    }
+
+    /// Fast build: keep `p`'s buffer for reuse (up to [`FREE_LIST_MAX`]).
+    #[cfg(pktflow_fast)]
+    #[inline]
+    pub(crate) fn recycle(&mut self, p: Packet) {
+        if self.free.len() < FREE_LIST_MAX {
+            self.free.push(p);
+        }
     }
 
     /// Ask the runtime to call write handler `spec` (`stop`, `ELEMENT.HANDLER [VALUE]`) once

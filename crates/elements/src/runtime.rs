@@ -9,12 +9,18 @@
 //!
 //! Conservation is checked after every packet: every packet object created (injected, cloned,
 //! or built by an element such as ICMPError) is output, dropped with a reason, or still held.
+//!
+//! Compiled with `--cfg pktflow_fast` (the crate `pktflow-elements-fast`, used by `pktflow
+//! run`), no trace is recorded (the returned [`PacketTrace`] stays empty), and conservation is
+//! counted over the whole run instead of checked after every packet ([`Router::counts`]).
 use crate::conf::InitEnv;
 use crate::cx::Cx;
 use crate::element::{Element, Processing, Role};
 use crate::registry;
 use petgraph::graph::DiGraph;
-use pktflow_model::{AppGraph, Diagnostic, Fate, PacketTrace, Span, Visit};
+#[cfg(not(pktflow_fast))]
+use pktflow_model::Visit;
+use pktflow_model::{AppGraph, Diagnostic, Fate, PacketTrace, Span};
 use pktflow_traffic::packet::PacketType;
 use pktflow_traffic::{packets_created, Packet};
 use std::path::PathBuf;
@@ -48,7 +54,11 @@ pub struct Router {
     pull_sinks: Vec<u32>,
     cx: Cx,
     stack: Vec<(u32, u16, Packet)>,
+    #[cfg_attr(pktflow_fast, allow(dead_code))]
     held_total: usize,
+    /// Fast build: packets created by elements while processing (clones, ICMP errors).
+    #[cfg(pktflow_fast)]
+    created_inside: u64,
     /// For each element, the storage element downstream of its output 0 (only for elements
     /// that read its length).
     downstream_queue: Vec<Option<u32>>,
@@ -101,6 +111,18 @@ impl Router {
     /// Instantiate and validate `graph`. All problems are returned together, each naming
     /// `file:line:col` of the declaration or connection at fault.
     pub fn new(graph: AppGraph, opts: &RouterOptions) -> Result<Router, Vec<Diagnostic>> {
+        Router::new_shared(graph, opts, Default::default())
+    }
+
+    /// As [`Router::new`], with the state Click keeps per process (the rewriters' mapping
+    /// tables, ARP tables, the ICMP error id) in `shared`: several routers given the same
+    /// `shared` (run-to-completion copies of one graph on several threads) use one NAT table,
+    /// each element holding its lock for the visit of a packet.
+    pub fn new_shared(
+        graph: AppGraph,
+        opts: &RouterOptions,
+        shared: std::sync::Arc<crate::conf::Shared>,
+    ) -> Result<Router, Vec<Diagnostic>> {
         let mut errs = Vec::new();
         let peers: std::sync::Arc<Vec<(String, String, String)>> = graph
             .elements
@@ -127,7 +149,6 @@ impl Router {
             .filter_map(|d| crate::elements::click::info::seed_of(&d.config))
             .next_back()
             .unwrap_or(1);
-        let shared = std::sync::Arc::new(crate::conf::Shared::default());
         let mut elems: Vec<Option<Box<dyn Element>>> = Vec::with_capacity(graph.elements.len());
         crate::conf::with_address_info(table, || {
             for (i, d) in graph.elements.iter().enumerate() {
@@ -455,6 +476,8 @@ impl Router {
             cx: Cx::new(),
             stack: Vec::with_capacity(64),
             held_total: 0,
+            #[cfg(pktflow_fast)]
+            created_inside: 0,
             injected: 0,
             conservation_errors: 0,
             scripts,
@@ -576,6 +599,11 @@ impl Router {
     }
 
     #[inline]
+    #[cfg(pktflow_fast)]
+    fn end(&mut self, _v: (u32, u32), _port: u16) {}
+
+    #[inline]
+    #[cfg(not(pktflow_fast))]
     fn end(&mut self, (e, start): (u32, u32), port: u16) {
         let end = self.cx.trace.accesses.len() as u32;
         self.cx.trace.visits.push(Visit {
@@ -703,8 +731,54 @@ impl Router {
         self.elems.iter().map(|e| e.held()).sum()
     }
 
+    /// Fast build: process everything one packet causes; conservation is counted for the run.
+    #[cfg(pktflow_fast)]
+    fn process(&mut self, start: u32, p: Packet, _created_before: u64) -> &PacketTrace {
+        let before = packets_created();
+        self.cx.now_ns = p.anno.timestamp_ns;
+        self.cx.trace.timestamp_ns = p.anno.timestamp_ns;
+        self.cx.element = start;
+        self.cx.out.push((0, p));
+        self.route_emitted(start);
+        self.run_stack();
+        self.drain_pull_sinks();
+        if !self.cx.calls.is_empty() {
+            self.run_calls();
+        }
+        self.injected += 1;
+        self.created_inside += packets_created() - before;
+        &self.cx.trace
+    }
+
+    /// Fast build: the run's packet balance so far.
+    #[cfg(pktflow_fast)]
+    pub fn counts(&self) -> Counts {
+        Counts {
+            injected: self.injected,
+            created: self.created_inside,
+            output: self.cx.outputs,
+            dropped: self.cx.drops,
+            held: self.held_now() as u64,
+        }
+    }
+
+    /// Fast build: a packet buffer to reuse (one that was dropped or left), if any.
+    #[cfg(pktflow_fast)]
+    #[inline]
+    pub fn take_free(&mut self) -> Option<Packet> {
+        self.cx.free.pop()
+    }
+
+    /// Fast build: give back a packet taken with [`Router::take_departed`] for reuse.
+    #[cfg(pktflow_fast)]
+    #[inline]
+    pub fn recycle(&mut self, p: Packet) {
+        self.cx.recycle(p);
+    }
+
     /// Process everything one packet causes, starting with `first` (element, and whether it is
     /// a source visit), and check conservation.
+    #[cfg(not(pktflow_fast))]
     fn process(&mut self, start: u32, p: Packet, created_before: u64) -> &PacketTrace {
         self.cx.now_ns = p.anno.timestamp_ns;
         self.cx.trace.clear();
@@ -891,6 +965,30 @@ impl Router {
             }
         }
         serde_json::Value::Object(m)
+    }
+}
+
+/// Fast build: the packet balance of a run. Conserved when
+/// `injected + created == output + dropped + held`.
+#[cfg(pktflow_fast)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Packets injected (trace packets and the configuration's own sources).
+    pub injected: u64,
+    /// Packets elements created while processing (copies, ICMP errors, ARP queries).
+    pub created: u64,
+    /// Packets that left through a sink.
+    pub output: u64,
+    /// Packets dropped (by the application's logic or an unconnected output).
+    pub dropped: u64,
+    /// Packets still held (queues, ARP waits).
+    pub held: u64,
+}
+
+#[cfg(pktflow_fast)]
+impl Counts {
+    pub fn conserved(&self) -> bool {
+        self.injected + self.created == self.output + self.dropped + self.held
     }
 }
 

@@ -9,6 +9,7 @@ mod noc;
 mod npsim;
 mod protoproc;
 mod rtc;
+mod runtime;
 mod tdpm;
 
 /// Call a Python progress callback, if given, from a worker thread. An exception it raises is
@@ -114,5 +115,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tdpm::register(m)?;
     protoproc::register(m)?;
     rtc::register(m)?;
+    runtime::register(m)?;
     Ok(())
 }

@@ -1,0 +1,216 @@
+//! Packets per second of `pktflow run` (docs/benchmarks.md, "Real runtime"): a benchmark, not a
+//! test. Prints one line per run; the figures are the best of `PKTFLOW_BENCH_REPS` runs (default
+//! 5) with the spread (slowest / best).
+//!
+//! Inputs, written to a temporary folder (removed at the end unless `PKTFLOW_BENCH_KEEP` is set):
+//! - `router300`: the built-in two-interface IP router with its lookup replaced by a
+//!   RadixIPLookup of 300 routes (the router's 9, and 291 /24 routes out of eth0 and eth1), and
+//!   a synthetic trace shaped for it (destinations drawn from its routes);
+//! - `nat1000`: the built-in NAT with a trace of 1,000 UDP flows from inside hosts, sent round
+//!   robin, so after the first 1,000 packets every packet belongs to an established flow;
+//! - the TDPM applications `mpls`, `firewall`, `l3switch` on synthetic traces shaped for them.
+//!
+//! For each: the functional run with cost recording (what `pktflow profile` runs, one thread),
+//! then `pktflow run` with 1 and 2 threads (run-to-completion), all reading the same pcap file
+//! and none writing the packets that leave (no `--out-dir`).
+//!
+//! Run: `cargo run --release -p pktflow-runtime --bin runtime-bench`
+//! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated).
+use pktflow_profile::app::load_app;
+use pktflow_profile::run::{packets, Run, Source};
+use pktflow_runtime::api::{run, Request};
+use pktflow_traffic::{ip_checksum, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+const ROUTER: &str = include_str!("../../../apps/router.click");
+
+fn router300(dir: &Path) -> PathBuf {
+    let start = ROUTER.find("rt :: StaticIPLookup(").expect("router has rt");
+    let end = start + ROUTER[start..].find(");").expect("end of rt") + 2;
+    let mut routes = vec![
+        "10.0.0.1/32 0".to_string(),
+        "10.255.255.255/32 0".into(),
+        "10.0.0.0/32 0".into(),
+        "192.168.1.1/32 0".into(),
+        "192.168.1.255/32 0".into(),
+        "192.168.1.0/32 0".into(),
+        "10.0.0.0/8 1".into(),
+        "192.168.1.0/24 2".into(),
+        "0.0.0.0/0 10.0.0.254 1".into(),
+    ];
+    for i in 0..291u32 {
+        let (a, b) = (20 + i / 200, i % 200);
+        // Half through the default gateway on eth0, half through a host of eth1's subnet.
+        if i % 2 == 0 {
+            routes.push(format!("{a}.{b}.{}.0/24 10.0.0.254 1", i % 7));
+        } else {
+            routes.push(format!("{a}.{b}.{}.0/24 192.168.1.2 2", i % 7));
+        }
+    }
+    assert_eq!(routes.len(), 300);
+    let text = format!(
+        "{}rt :: RadixIPLookup({});{}",
+        &ROUTER[..start],
+        routes.join(", "),
+        &ROUTER[end..]
+    );
+    let p = dir.join("router300.click");
+    std::fs::write(&p, text).expect("write config");
+    p
+}
+
+fn write_trace(path: &Path, it: impl Iterator<Item = TracePacket>) -> u64 {
+    let mut w = PcapWriter::create(path, LINKTYPE_ETHERNET).expect("create trace");
+    let mut n = 0;
+    for tp in it {
+        w.write(&tp).expect("write trace");
+        n += 1;
+    }
+    w.finish().expect("flush trace");
+    n
+}
+
+fn synthetic_trace(app: &str, n: u64, path: &Path) {
+    let a = load_app(app).expect("app");
+    let src = Source::Synthetic {
+        packets: n,
+        seed: 1,
+    };
+    write_trace(path, packets(&a, &src).expect("source").map(|r| r.unwrap()));
+}
+
+/// 1,000 UDP flows 10.1.x.y:(1024+k) -> 93.184.216.34:53 entering the inside interface, round
+/// robin, 64-byte frames, one every microsecond.
+fn nat_trace(n: u64, path: &Path) {
+    let frame = |k: u32| -> Vec<u8> {
+        let mut f = vec![0u8; 64];
+        f[0..6].copy_from_slice(&[0x00, 0x00, 0xc0, 0xae, 0x67, 0xef]);
+        f[6..12].copy_from_slice(&[0x00, 0x16, 0x3e, 0x00, 0x00, 0x01]);
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        let ip = &mut f[14..34];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&50u16.to_be_bytes());
+        ip[8] = 64;
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&[10, 1, (k / 250) as u8, (k % 250 + 2) as u8]);
+        ip[16..20].copy_from_slice(&[93, 184, 216, 34]);
+        let c = ip_checksum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        f[34..36].copy_from_slice(&(1024 + k as u16).to_be_bytes());
+        f[36..38].copy_from_slice(&53u16.to_be_bytes());
+        f[38..40].copy_from_slice(&30u16.to_be_bytes());
+        f
+    };
+    let frames: Vec<Vec<u8>> = (0..1000).map(frame).collect();
+    write_trace(
+        path,
+        (0..n).map(|i| TracePacket {
+            timestamp_ns: 1_000_000_000 + i * 1_000,
+            iface: 0,
+            data: frames[(i % 1000) as usize].clone(),
+            orig_len: 64,
+        }),
+    );
+}
+
+fn functional(app: &str, trace: &Path, out: &Path) -> f64 {
+    let src = Source::Pcap {
+        path: trace.display().to_string(),
+        input_port: Default::default(),
+    };
+    let mut r = Run::start(app, &src, out).expect("run");
+    let t0 = Instant::now();
+    let mut n = 0u64;
+    while r.next_trace().expect("trace").is_some() {
+        n += 1;
+    }
+    n as f64 / t0.elapsed().as_secs_f64()
+}
+
+/// `pktflow run` without `--out-dir`: like the functional run above, it writes no device pcap.
+fn fast(app: &str, trace: &Path, threads: usize) -> f64 {
+    let req = Request::from_json(
+        &serde_json::json!({
+            "app": app,
+            "trace": trace.display().to_string(),
+            "threads": threads,
+        })
+        .to_string(),
+    )
+    .expect("request");
+    let r = run(&req, &mut |_| {}).expect("run");
+    assert_eq!(r["balance"]["conserved"], true, "{}", r["balance"]);
+    r["timing"]["packets_per_second"].as_f64().unwrap()
+}
+
+fn main() {
+    let n: u64 = std::env::var("PKTFLOW_BENCH_PACKETS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let reps: usize = std::env::var("PKTFLOW_BENCH_REPS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    let only = std::env::var("PKTFLOW_BENCH_APPS").ok();
+    let dir = std::env::temp_dir().join(format!("pktflow-runtime-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("out dir");
+    let mut cases: Vec<(String, String, PathBuf)> = Vec::new();
+    let r300 = router300(&dir);
+    for name in ["router300", "nat1000", "mpls", "firewall", "l3switch"] {
+        if let Some(o) = &only {
+            if !o.split(',').any(|x| x == name) {
+                continue;
+            }
+        }
+        let trace = dir.join(format!("{name}.pcap"));
+        let app = match name {
+            "router300" => {
+                synthetic_trace(r300.to_str().unwrap(), n, &trace);
+                r300.display().to_string()
+            }
+            "nat1000" => {
+                nat_trace(n, &trace);
+                "nat".to_string()
+            }
+            a => {
+                synthetic_trace(a, n, &trace);
+                a.to_string()
+            }
+        };
+        cases.push((name.to_string(), app, trace));
+    }
+    println!("{n} packets per trace, best of {reps} runs (spread: slowest/best); the three kinds of run alternate, so a change of the machine's load touches all of them");
+    for (name, app, trace) in &cases {
+        let mut runs: [Vec<f64>; 3] = Default::default();
+        for _ in 0..reps {
+            runs[0].push(functional(app, trace, &out));
+            runs[1].push(fast(app, trace, 1));
+            runs[2].push(fast(app, trace, 2));
+        }
+        let what = [
+            "functional run (cost recording), 1 thread",
+            "pktflow run rtc, 1 thread",
+            "pktflow run rtc, 2 threads",
+        ];
+        for (k, v) in runs.iter().enumerate() {
+            let b = v.iter().cloned().fold(0.0, f64::max);
+            let w = v.iter().cloned().fold(f64::MAX, f64::min);
+            println!(
+                "{name:10} {:44} {b:>12.0} packets/s (slowest {w:.0}, {:.0}%)",
+                what[k],
+                100.0 * w / b
+            );
+        }
+    }
+    // PKTFLOW_BENCH_KEEP=1 keeps the folder (configurations and traces) for other runs.
+    if std::env::var("PKTFLOW_BENCH_KEEP").is_err() {
+        let _ = std::fs::remove_dir_all(&dir);
+    } else {
+        println!("inputs kept in {}", dir.display());
+    }
+}

@@ -1,0 +1,650 @@
+//! `pktflow run`: the JSON request (what the user set; Rust owns every default) and the result.
+//!
+//! Request keys: `app` (required), `trace` (pcap/pcapng) or `synthetic` + `seed`, `input_port`,
+//! `out_dir`, `threads` (default 1), `model` (`rtc`; default `rtc`), `io` (`dedicated` or
+//! `shared`; default `dedicated`), `pin` (default true), `ring_slots` (default 256),
+//! `batch` (default 32), `reply_every`.
+use crate::driver::{device_file_name, Driver};
+use crate::engine::{Balance, Engine, Fast};
+use crate::ring;
+use pktflow_elements_fast::conf::Shared;
+use pktflow_profile::app::{format_diagnostics, load_app};
+use pktflow_profile::run::{packets, InputPort, Source};
+use pktflow_traffic::TracePacket;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// Most threads `pktflow run` starts.
+pub const MAX_THREADS: u64 = 256;
+/// Most slots of a ring between threads.
+pub const MAX_RING_SLOTS: u64 = 65_536;
+/// Most packets handed over in one batch.
+pub const MAX_BATCH: u64 = 4096;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Model {
+    Rtc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Io {
+    Dedicated,
+    Shared,
+}
+
+/// A parsed request with every default resolved.
+#[derive(Clone, Debug)]
+pub struct Request {
+    pub app: String,
+    pub source: Source,
+    pub out_dir: Option<PathBuf>,
+    pub threads: usize,
+    pub model: Model,
+    pub io: Io,
+    pub pin: bool,
+    pub ring_slots: usize,
+    pub batch: usize,
+    pub reply_every: Option<u64>,
+}
+
+/// A whole number in `min..=max`; errors name the command-line option (`--ring-slots`).
+fn get_u64(v: &Value, key: &str, min: u64, max: u64) -> Result<Option<u64>, String> {
+    let opt = format!("--{}", key.replace('_', "-"));
+    let key = opt.as_str();
+    match v.get(key.trim_start_matches('-').replace('-', "_").as_str()) {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => {
+            let n = x.as_u64().ok_or_else(|| {
+                format!("{key}: expected a whole number in {min}..={max}, got {x}")
+            })?;
+            if n < min || n > max {
+                return Err(format!("{key} must be in {min}..={max}, got {n}"));
+            }
+            Ok(Some(n))
+        }
+    }
+}
+
+fn get_str<'a>(v: &'a Value, key: &str) -> Result<Option<&'a str>, String> {
+    match v.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(x) => Err(format!("{key}: expected a string, got {x}")),
+    }
+}
+
+impl Request {
+    pub fn from_json(text: &str) -> Result<Request, String> {
+        let v: Value =
+            serde_json::from_str(text).map_err(|e| format!("run request: bad JSON: {e}"))?;
+        if !v.is_object() {
+            return Err("run request: expected a JSON object".into());
+        }
+        const KEYS: &[&str] = &[
+            "app",
+            "trace",
+            "synthetic",
+            "seed",
+            "input_port",
+            "out_dir",
+            "threads",
+            "model",
+            "io",
+            "pin",
+            "ring_slots",
+            "batch",
+            "reply_every",
+        ];
+        if let Some(k) = v
+            .as_object()
+            .and_then(|o| o.keys().find(|k| !KEYS.contains(&k.as_str())))
+        {
+            return Err(format!("run request: unknown key '{k}'"));
+        }
+        let app = get_str(&v, "app")?
+            .ok_or("run request: 'app' is required")?
+            .to_string();
+        let synthetic = get_u64(
+            &v,
+            "synthetic",
+            1,
+            pktflow_profile::run::MAX_SYNTHETIC_PACKETS,
+        )?;
+        let seed = get_u64(&v, "seed", 0, u64::MAX)?.unwrap_or(1);
+        let input_port = match get_str(&v, "input_port")? {
+            Some(s) => InputPort::parse(s)?,
+            None => InputPort::Auto,
+        };
+        let source = Source::from_args_with(get_str(&v, "trace")?, synthetic, seed, input_port);
+        let model = match get_str(&v, "model")?.unwrap_or("rtc") {
+            "rtc" => Model::Rtc,
+            m @ ("pipeline" | "hybrid") => {
+                return Err(format!(
+                    "--model {m} is not implemented yet: only rtc (run-to-completion copies of the graph) runs"
+                ))
+            }
+            m => return Err(format!("--model {m}: expected rtc, pipeline or hybrid")),
+        };
+        let io = match get_str(&v, "io")?.unwrap_or("dedicated") {
+            "dedicated" => Io::Dedicated,
+            "shared" => Io::Shared,
+            m => return Err(format!("--io {m}: expected dedicated or shared")),
+        };
+        let pin = match v.get("pin") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(x) => return Err(format!("pin: expected true or false, got {x}")),
+        };
+        Ok(Request {
+            app,
+            source,
+            out_dir: get_str(&v, "out_dir")?.map(PathBuf::from),
+            threads: get_u64(&v, "threads", 1, MAX_THREADS)?.unwrap_or(1) as usize,
+            model,
+            io,
+            pin,
+            ring_slots: get_u64(&v, "ring_slots", 2, MAX_RING_SLOTS)?.unwrap_or(256) as usize,
+            batch: get_u64(&v, "batch", 1, MAX_BATCH)?.unwrap_or(32) as usize,
+            reply_every: get_u64(&v, "reply_every", 0, u64::MAX)?,
+        })
+    }
+}
+
+/// Pin the calling thread to `core` (modulo the cores this process may use). Returns the core,
+/// or `None` when pinning is not possible here.
+pub fn pin_to(core: usize) -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        let mut allowed: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut allowed) != 0 {
+            return None;
+        }
+        let cores: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &allowed))
+            .collect();
+        if cores.is_empty() {
+            return None;
+        }
+        let c = cores[core % cores.len()];
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(c, &mut set);
+        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0 {
+            return Some(c);
+        }
+        None
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = core;
+        None
+    }
+}
+
+/// Busy time of the calling thread (CPU time), seconds.
+fn thread_cpu_seconds() -> f64 {
+    #[cfg(target_os = "linux")]
+    unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        if libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) == 0 {
+            return ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+        }
+        0.0
+    }
+    #[cfg(not(target_os = "linux"))]
+    0.0
+}
+
+/// What one worker thread did.
+#[derive(Debug, Default)]
+struct WorkerReport {
+    balance: Balance,
+    from_source: u64,
+    neighbor_replies: u64,
+    ip_replies: u64,
+    cpu_seconds: f64,
+    wall_seconds: f64,
+    empty_waits: u64,
+    core: Option<usize>,
+    stats: Value,
+    devices: Vec<PathBuf>,
+    /// Sum over pops of the ring's occupancy (batches), and pops.
+    occupancy_sum: u64,
+    pops: u64,
+}
+
+/// Run a request; `tick(packets_done)` every 65,536 packets (one thread only).
+pub fn run(req: &Request, tick: &mut dyn FnMut(u64)) -> Result<Value, String> {
+    req.source.validate()?;
+    let app = load_app(&req.app)?;
+    if let Some(d) = &req.out_dir {
+        std::fs::create_dir_all(d)
+            .map_err(|e| format!("--out-dir {}: cannot create the folder: {e}", d.display()))?;
+        if !d.is_dir() {
+            return Err(format!("--out-dir {}: not a folder", d.display()));
+        }
+    }
+    if req.threads == 1 {
+        run_one(req, &app, tick)
+    } else {
+        run_rtc(req, &app)
+    }
+}
+
+fn out_dir_or_cwd(req: &Request) -> PathBuf {
+    req.out_dir.clone().unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn new_fast(
+    app: &pktflow_profile::app::App,
+    out_dir: &Path,
+    shared: Arc<Shared>,
+) -> Result<Fast, String> {
+    Fast::new(&app.graph, &app.base_dir, out_dir, shared).map_err(|d| format_diagnostics(&d))
+}
+
+fn source_iter(
+    app: &pktflow_profile::app::App,
+    req: &Request,
+) -> Result<Box<dyn Iterator<Item = Result<TracePacket, String>>>, String> {
+    packets(app, &req.source)
+}
+
+fn run_one(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    tick: &mut dyn FnMut(u64),
+) -> Result<Value, String> {
+    let engine = new_fast(app, &out_dir_or_cwd(req), Arc::new(Shared::default()))?;
+    let generators = engine.n_generators() > 0;
+    if generators && !matches!(req.source, Source::Auto { .. }) {
+        return Err(format!(
+            "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
+            app.graph.file,
+            engine.generator_names().join(", ")
+        ));
+    }
+    if !generators && engine.n_sources() == 0 {
+        return Err(format!(
+            "{}: the application has no packet source: no FromDevice/PollDevice to receive trace packets and no FromDump/InfiniteSource of its own",
+            app.graph.file
+        ));
+    }
+    let mut it = if generators {
+        None
+    } else {
+        Some(source_iter(app, req)?)
+    };
+    let mut d = Driver::new(engine, &app.graph, req.out_dir.as_deref(), req.reply_every)?;
+    let cpu0 = thread_cpu_seconds();
+    let t0 = Instant::now();
+    match it.as_mut() {
+        Some(it) => d.run_stream(it.as_mut(), &mut *tick)?,
+        None => d.run_generators()?,
+    }
+    let secs = t0.elapsed().as_secs_f64();
+    let cpu = thread_cpu_seconds() - cpu0;
+    let devices = d.finish()?;
+    let w = WorkerReport {
+        balance: d.engine.balance(),
+        from_source: d.from_source_count,
+        neighbor_replies: d.neighbor_replies,
+        ip_replies: d.ip_replies,
+        cpu_seconds: cpu,
+        wall_seconds: secs,
+        empty_waits: 0,
+        core: None,
+        stats: d.engine.stats(),
+        devices,
+        occupancy_sum: 0,
+        pops: 0,
+    };
+    let outputs = list_outputs(req, &w.devices, app);
+    Ok(report(req, app, vec![w], secs, outputs, json!([])))
+}
+
+/// ToDump outputs and device pcaps in the output folder after a run.
+fn list_outputs(
+    req: &Request,
+    devices: &[PathBuf],
+    app: &pktflow_profile::app::App,
+) -> Vec<String> {
+    let mut v: Vec<String> = devices.iter().map(|p| p.display().to_string()).collect();
+    for f in todump_files(app) {
+        let p = out_dir_or_cwd(req).join(&f);
+        if p.exists() && !v.contains(&p.display().to_string()) {
+            v.push(p.display().to_string());
+        }
+    }
+    v.sort();
+    v
+}
+
+/// File names the configuration's ToDump elements write (their first argument).
+fn todump_files(app: &pktflow_profile::app::App) -> Vec<String> {
+    app.graph
+        .elements
+        .iter()
+        .filter(|e| e.class == "ToDump")
+        .filter_map(|e| {
+            let first = e.config.split(',').next()?.trim();
+            let first = first
+                .strip_prefix("FILENAME")
+                .map(str::trim)
+                .unwrap_or(first);
+            let f = first.trim_matches('"').to_string();
+            (!f.is_empty() && !f.contains(' ')).then_some(f)
+        })
+        .collect()
+}
+
+fn report(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    workers: Vec<WorkerReport>,
+    secs: f64,
+    outputs: Vec<String>,
+    rings: Value,
+) -> Value {
+    let mut total = Balance::default();
+    let (mut src, mut nr, mut ipr) = (0, 0, 0);
+    for w in &workers {
+        total.add(&w.balance);
+        src += w.from_source;
+        nr += w.neighbor_replies;
+        ipr += w.ip_replies;
+    }
+    let per_thread: Vec<Value> = workers
+        .iter()
+        .enumerate()
+        .map(|(k, w)| {
+            json!({
+                "thread": k,
+                "core": w.core,
+                "packets_from_source": w.from_source,
+                "packets_processed": w.balance.injected,
+                "cpu_seconds": w.cpu_seconds,
+                "utilization": if w.wall_seconds > 0.0 { (w.cpu_seconds / w.wall_seconds).min(1.0) } else { 0.0 },
+                "waits_for_input": w.empty_waits,
+                "mean_ring_occupancy_batches": if w.pops > 0 { w.occupancy_sum as f64 / w.pops as f64 } else { 0.0 },
+            })
+        })
+        .collect();
+    let per_thread_packets: Vec<u64> = workers.iter().map(|w| w.from_source).collect();
+    let mut stats = serde_json::Map::new();
+    if workers.len() == 1 {
+        stats = workers[0].stats.as_object().cloned().unwrap_or_default();
+    }
+    let per_thread_stats: Vec<Value> = workers.iter().map(|w| w.stats.clone()).collect();
+    let mut doc = json!({
+        "app": app.name,
+        "file": app.graph.file,
+        "source": req.source.describe(),
+        "settings": {
+            "threads": req.threads,
+            "model": "rtc",
+            "io": match req.io { Io::Dedicated => "dedicated", Io::Shared => "shared" },
+            "pin": req.pin,
+            "ring_slots": req.ring_slots,
+            "batch": req.batch,
+            "reply_every": req.reply_every,
+            "state": "shared",
+            "dispatch": "symmetric IPv4 5-tuple hash (non-IPv4 frames: thread of hash 0)",
+        },
+        "packets": {
+            "from_source": src,
+            "neighbor_arp_replies": nr,
+            "far_end_ip_replies": ipr,
+            "processed": total.injected,
+            "per_thread_from_source": per_thread_packets,
+        },
+        "balance": {
+            "injected": total.injected,
+            "created": total.created,
+            "output": total.output,
+            "dropped": total.dropped,
+            "held": total.held,
+            "conserved": total.conserved(),
+        },
+        "outputs": outputs,
+        "element_stats": Value::Object(stats),
+        "timing": {
+            "seconds": secs,
+            "packets_per_second": if secs > 0.0 { src as f64 / secs } else { 0.0 },
+            "threads": per_thread,
+            "rings": rings,
+        },
+    });
+    if workers.len() > 1 {
+        doc["element_stats_per_thread"] = Value::Array(per_thread_stats);
+    }
+    doc
+}
+
+/// A batch of trace packets handed from the I/O thread to a worker.
+type Batch = Vec<TracePacket>;
+
+fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, String> {
+    let n = req.threads;
+    let out = out_dir_or_cwd(req);
+    // Each thread writes its outputs in a folder of its own; merged afterwards.
+    let part_dirs: Vec<PathBuf> = (0..n)
+        .map(|k| out.join(format!(".pktflow-run-{}-thread-{k}", std::process::id())))
+        .collect();
+    for d in &part_dirs {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let cleanup = |dirs: &[PathBuf]| {
+        for d in dirs {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    };
+    let result = run_rtc_inner(req, app, &part_dirs);
+    let result = result.and_then(|(workers, secs, rings)| {
+        // Merge each output: device pcaps and ToDump files.
+        let mut names: Vec<String> = todump_files(app);
+        for w in &workers {
+            for p in &w.devices {
+                if let Some(f) = p.file_name().and_then(|f| f.to_str()) {
+                    names.push(f.to_string());
+                }
+            }
+        }
+        names.sort();
+        names.dedup();
+        let mut outputs = Vec::new();
+        for name in names {
+            let parts: Vec<PathBuf> = part_dirs.iter().map(|d| d.join(&name)).collect();
+            let dest = out.join(&name);
+            if crate::merge::merge_pcaps(&parts, &dest)? {
+                outputs.push(dest.display().to_string());
+            }
+        }
+        Ok(report(req, app, workers, secs, outputs, rings))
+    });
+    cleanup(&part_dirs);
+    result
+}
+
+fn run_rtc_inner(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    part_dirs: &[PathBuf],
+) -> Result<(Vec<WorkerReport>, f64, Value), String> {
+    let n = req.threads;
+    let shared = Arc::new(Shared::default());
+    // Check the graph and its source once on this thread, before starting anything.
+    let probe = new_fast(app, &part_dirs[0], shared.clone())?;
+    if probe.n_generators() > 0 {
+        return Err(format!(
+            "{}: the configuration reads its own packets ({}); several threads need packets from --trace or --synthetic",
+            app.graph.file,
+            probe.generator_names().join(", ")
+        ));
+    }
+    if probe.n_sources() == 0 {
+        return Err(format!(
+            "{}: the application has no packet source (FromDevice/PollDevice)",
+            app.graph.file
+        ));
+    }
+    drop(probe);
+    let mut it = source_iter(app, req)?;
+    let mut producers = Vec::new();
+    let mut consumers = Vec::new();
+    let mut returns_p = Vec::new();
+    let mut returns_c = Vec::new();
+    for _ in 0..n {
+        let (p, c) = ring::ring::<Batch>(req.ring_slots);
+        producers.push(p);
+        consumers.push(c);
+        let (rp, rc) = ring::ring::<Batch>(req.ring_slots + 2);
+        returns_p.push(rp);
+        returns_c.push(rc);
+    }
+    let graph = &app.graph;
+    let t0 = Instant::now();
+    let (workers, io) = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (k, (mut cons, mut ret)) in consumers.into_iter().zip(returns_p).enumerate() {
+            let shared = shared.clone();
+            let dir = part_dirs[k].clone();
+            let pin = req.pin;
+            let reply_every = req.reply_every;
+            let write_devices = req.out_dir.is_some();
+            handles.push(s.spawn(move || -> Result<WorkerReport, String> {
+                let core = if pin { pin_to(k) } else { None };
+                let engine = Fast::new(graph, &app.base_dir, &dir, shared)
+                    .map_err(|d| format_diagnostics(&d))?;
+                let mut d = Driver::new(
+                    engine,
+                    graph,
+                    write_devices.then_some(dir.as_path()),
+                    reply_every,
+                )?;
+                let cpu0 = thread_cpu_seconds();
+                let t = Instant::now();
+                let mut rep = WorkerReport {
+                    core,
+                    ..Default::default()
+                };
+                let mut waits = 0;
+                let mut failed = None;
+                while let Some(mut batch) = cons.pop(&mut waits) {
+                    rep.occupancy_sum += cons.len() as u64 + 1;
+                    rep.pops += 1;
+                    if failed.is_none() {
+                        for tp in batch.iter() {
+                            if let Err(e) = d.process(tp, true).and_then(|_| d.process_pending()) {
+                                failed = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                    batch.clear();
+                    let _ = ret.try_push(batch);
+                }
+                rep.wall_seconds = t.elapsed().as_secs_f64();
+                rep.cpu_seconds = thread_cpu_seconds() - cpu0;
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                rep.devices = d
+                    .finish()?
+                    .into_iter()
+                    .filter_map(|p| p.file_name().map(PathBuf::from))
+                    .collect();
+                rep.balance = d.engine.balance();
+                rep.from_source = d.from_source_count;
+                rep.neighbor_replies = d.neighbor_replies;
+                rep.ip_replies = d.ip_replies;
+                rep.empty_waits = waits;
+                rep.stats = d.engine.stats();
+                Ok(rep)
+            }));
+        }
+        // The I/O thread: this one. Dedicated: pinned to a core after the workers'; shared:
+        // not pinned, so it runs on whichever core is idle.
+        if req.pin && req.io == Io::Dedicated {
+            pin_to(n);
+        }
+        let io = (|| -> Result<(u64, Vec<u64>), String> {
+            let mut batches: Vec<Batch> = (0..n).map(|_| Vec::with_capacity(req.batch)).collect();
+            let mut full_waits = vec![0u64; n];
+            let mut count = 0u64;
+            let flush = |k: usize,
+                         batches: &mut Vec<Batch>,
+                         producers: &mut Vec<ring::Producer<Batch>>,
+                         returns_c: &mut Vec<ring::Consumer<Batch>>,
+                         full_waits: &mut Vec<u64>| {
+                let fresh = returns_c[k]
+                    .try_pop()
+                    .unwrap_or_else(|| Vec::with_capacity(req.batch));
+                let b = std::mem::replace(&mut batches[k], fresh);
+                full_waits[k] += producers[k].push(b);
+            };
+            for tp in it.by_ref() {
+                let tp = tp?;
+                count += 1;
+                if count.is_multiple_of(1024) {
+                    pktflow_model::cancel::check().map_err(|c| c.to_string())?;
+                }
+                let k = crate::flow::thread_of(&tp.data, n);
+                batches[k].push(tp);
+                if batches[k].len() >= req.batch {
+                    flush(
+                        k,
+                        &mut batches,
+                        &mut producers,
+                        &mut returns_c,
+                        &mut full_waits,
+                    );
+                }
+            }
+            for k in 0..n {
+                if !batches[k].is_empty() {
+                    flush(
+                        k,
+                        &mut batches,
+                        &mut producers,
+                        &mut returns_c,
+                        &mut full_waits,
+                    );
+                }
+            }
+            Ok((count, full_waits))
+        })();
+        // Closing the rings ends the workers.
+        drop(producers);
+        let workers: Vec<Result<WorkerReport, String>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a worker thread panicked".to_string()))
+            })
+            .collect();
+        (workers, io)
+    });
+    let secs = t0.elapsed().as_secs_f64();
+    let (_count, full_waits) = io?;
+    let workers: Vec<WorkerReport> = workers.into_iter().collect::<Result<_, _>>()?;
+    let rings = json!(full_waits
+        .iter()
+        .enumerate()
+        .map(|(k, w)| json!({"to_thread": k, "slots": req.ring_slots.next_power_of_two(), "batch": req.batch, "full_waits": w}))
+        .collect::<Vec<_>>());
+    Ok((workers, secs, rings))
+}
+
+/// The JSON entry point of the binding.
+pub fn run_json(request: &str, tick: &mut dyn FnMut(u64)) -> Result<String, String> {
+    let req = Request::from_json(request)?;
+    let v = run(&req, tick)?;
+    Ok(serde_json::to_string(&v).expect("result serializes"))
+}
+
+/// Device pcap name of `dev` (for tests and docs).
+pub fn device_pcap_name(dev: &str) -> String {
+    device_file_name(dev)
+}

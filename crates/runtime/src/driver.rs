@@ -1,0 +1,298 @@
+//! The driver of one router: feeds it the packets of a source, answers for the link neighbours
+//! exactly as the functional run does (`pktflow_profile::run::Run`: an ARP reply to every ARP
+//! request the application sends, and for applications with a rewriter a reply from the far end
+//! to every second IP packet that leaves), and writes what leaves through each `ToDevice` to
+//! `<out_dir>/<device>.pcap`.
+//!
+//! The same code drives the recording build and the fast build ([`crate::engine::Engine`]), so a
+//! difference between their outputs can only come from the elements' two compilations.
+use crate::engine::Engine;
+use pktflow_model::cancel;
+use pktflow_profile::neighbors::{arp_reply_for, ip_reply_for};
+use pktflow_profile::run::MAX_CONFIG_SOURCE_PACKETS;
+use pktflow_traffic::{Packet, PcapOptions, PcapWriter, TracePacket};
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+/// How a departed packet is handled, per sink element.
+#[derive(Clone, Debug, Default)]
+struct SinkInfo {
+    /// Input interface of the same device (where neighbours' answers enter), if any.
+    iface: Option<usize>,
+    /// Index into the device writers, for ToDevice sinks when outputs are written.
+    writer: Option<usize>,
+}
+
+/// One pcap per ToDevice device, written to a temporary file renamed by [`DeviceOutputs::finish`].
+struct DeviceOutputs {
+    writers: Vec<(PcapWriter<BufWriter<File>>, PathBuf, PathBuf)>,
+    scratch: TracePacket,
+}
+
+/// A device name as a file name: characters other than letters, digits, `.`, `_`, `-` become `_`.
+pub fn device_file_name(dev: &str) -> String {
+    let s: String = dev
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}.pcap", if s.is_empty() { "_" } else { &s })
+}
+
+impl DeviceOutputs {
+    fn write(&mut self, k: usize, p: &Packet) -> Result<(), String> {
+        let s = &mut self.scratch;
+        s.timestamp_ns = p.anno.timestamp_ns;
+        s.data.clear();
+        s.data.extend_from_slice(p.data());
+        s.orig_len = (p.len() as u32).max(p.anno.wire_len);
+        self.writers[k].0.write(s).map_err(|e| e.to_string())
+    }
+
+    fn finish(self) -> Result<Vec<PathBuf>, String> {
+        let mut done = Vec::new();
+        for (w, tmp, path) in self.writers {
+            w.finish().map_err(|e| e.to_string())?;
+            std::fs::rename(&tmp, &path)
+                .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
+            done.push(path);
+        }
+        Ok(done)
+    }
+
+    fn discard(self) {
+        for (w, tmp, _) in self.writers {
+            drop(w);
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Drives one router. See the module documentation.
+pub struct Driver<E: Engine> {
+    pub engine: E,
+    sinks: Vec<Option<SinkInfo>>,
+    outputs: Option<DeviceOutputs>,
+    pending: VecDeque<TracePacket>,
+    departed: Vec<(u32, Packet)>,
+    /// Every k-th IP packet leaving is answered by its far end (0: never).
+    pub reply_every: u64,
+    ip_departures: u64,
+    from_source: bool,
+    pub next_id: u64,
+    last_ts: u64,
+    /// Packets taken from the source.
+    pub from_source_count: u64,
+    pub neighbor_replies: u64,
+    pub ip_replies: u64,
+    pub source_limit_hit: bool,
+}
+
+impl<E: Engine> Driver<E> {
+    /// `out_dir`: where ToDevice pcaps go (`None`: not written). `n_elements`: of the graph.
+    /// `reply_every`: `None` for the functional run's default (2 with a rewriter, else 0).
+    pub fn new(
+        mut engine: E,
+        graph: &pktflow_model::AppGraph,
+        out_dir: Option<&Path>,
+        reply_every: Option<u64>,
+    ) -> Result<Self, String> {
+        engine.set_tap(true);
+        let mut sinks = vec![None; graph.elements.len()];
+        let mut writers = Vec::new();
+        let mut by_dev: Vec<(String, usize)> = Vec::new();
+        for (i, d) in graph.elements.iter().enumerate() {
+            let Some(dev) = engine.device_of(i as u32) else {
+                continue;
+            };
+            let mut info = SinkInfo {
+                iface: engine.source_index_of_device(&dev),
+                writer: None,
+            };
+            if d.class == "ToDevice" {
+                if let Some(dir) = out_dir {
+                    let k = match by_dev.iter().find(|(n, _)| *n == dev) {
+                        Some((_, k)) => *k,
+                        None => {
+                            let name = device_file_name(&dev);
+                            let path = dir.join(&name);
+                            let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
+                            let w = PcapWriter::create_with(&tmp, PcapOptions::default())
+                                .map_err(|e| e.to_string())?;
+                            writers.push((w, tmp, path));
+                            by_dev.push((dev.clone(), writers.len() - 1));
+                            writers.len() - 1
+                        }
+                    };
+                    info.writer = Some(k);
+                }
+            }
+            sinks[i] = Some(info);
+        }
+        let rewriter = graph
+            .elements
+            .iter()
+            .any(|e| e.class == "IPRewriter" || e.class == "IPAddrRewriter");
+        Ok(Driver {
+            engine,
+            sinks,
+            outputs: out_dir.map(|_| DeviceOutputs {
+                writers,
+                scratch: TracePacket {
+                    timestamp_ns: 0,
+                    iface: 0,
+                    data: Vec::with_capacity(2048),
+                    orig_len: 0,
+                },
+            }),
+            pending: VecDeque::new(),
+            departed: Vec::with_capacity(64),
+            reply_every: reply_every.unwrap_or(if rewriter { 2 } else { 0 }),
+            ip_departures: 0,
+            from_source: true,
+            next_id: 0,
+            last_ts: 0,
+            from_source_count: 0,
+            neighbor_replies: 0,
+            ip_replies: 0,
+            source_limit_hit: false,
+        })
+    }
+
+    fn after_packet(&mut self) -> Result<(), String> {
+        self.engine.drain_departed(&mut self.departed);
+        let mut departed = std::mem::take(&mut self.departed);
+        let mut err = None;
+        for (sink, p) in departed.drain(..) {
+            let info = self.sinks.get(sink as usize).cloned().flatten();
+            if let Some(info) = info {
+                if let (Some(k), Some(o)) = (info.writer, self.outputs.as_mut()) {
+                    if let Err(e) = o.write(k, &p) {
+                        err.get_or_insert(e);
+                    }
+                }
+                if let Some(iface) = info.iface {
+                    if let Some(r) = arp_reply_for(p.data(), self.last_ts, iface as u16) {
+                        self.neighbor_replies += 1;
+                        self.pending.push_back(r);
+                    } else if self.reply_every > 0 && self.from_source {
+                        if let Some(r) = ip_reply_for(p.data(), self.last_ts, iface as u16) {
+                            self.ip_departures += 1;
+                            if self.ip_departures.is_multiple_of(self.reply_every) {
+                                self.ip_replies += 1;
+                                self.pending.push_back(r);
+                            }
+                        }
+                    }
+                }
+            }
+            self.engine.recycle(p);
+        }
+        self.departed = departed;
+        err.map_or(Ok(()), Err)
+    }
+
+    /// Process one trace packet (`from_source`: it came from the source, not a neighbour).
+    #[inline]
+    pub fn process(&mut self, tp: &TracePacket, from_source: bool) -> Result<(), String> {
+        self.from_source = from_source;
+        if from_source {
+            self.from_source_count += 1;
+        }
+        self.last_ts = tp.timestamp_ns;
+        self.engine.inject_trace(tp, self.next_id)?;
+        self.next_id += 1;
+        self.after_packet()
+    }
+
+    /// Answers of the neighbours waiting to be injected, in order.
+    pub fn process_pending(&mut self) -> Result<(), String> {
+        while let Some(tp) = self.pending.pop_front() {
+            if self.next_id.is_multiple_of(1024) {
+                cancel::check().map_err(|c| c.to_string())?;
+            }
+            self.process(&tp, false)?;
+        }
+        Ok(())
+    }
+
+    /// Run every packet of `packets`, each followed by the neighbours' answers it caused. Stops
+    /// with the error `interrupted` on Ctrl-C (checked every 1,024 packets).
+    pub fn run_stream(
+        &mut self,
+        packets: &mut dyn Iterator<Item = Result<TracePacket, String>>,
+        mut tick: impl FnMut(u64),
+    ) -> Result<(), String> {
+        loop {
+            self.process_pending()?;
+            if self.next_id.is_multiple_of(1024) {
+                cancel::check().map_err(|c| c.to_string())?;
+                if self.next_id.is_multiple_of(65536) {
+                    tick(self.next_id);
+                }
+            }
+            let Some(tp) = packets.next() else { break };
+            self.process(&tp?, true)?;
+        }
+        Ok(())
+    }
+
+    /// Run the configuration's own sources (FromDump, InfiniteSource), with the neighbours'
+    /// answers injected before each next packet, up to [`MAX_CONFIG_SOURCE_PACKETS`].
+    pub fn run_generators(&mut self) -> Result<(), String> {
+        loop {
+            self.process_pending()?;
+            if self.next_id.is_multiple_of(1024) {
+                cancel::check().map_err(|c| c.to_string())?;
+            }
+            if self.from_source_count >= MAX_CONFIG_SOURCE_PACKETS {
+                self.source_limit_hit = true;
+                break;
+            }
+            if self.engine.stopped() || !self.engine.generate_next() {
+                break;
+            }
+            self.from_source = true;
+            self.from_source_count += 1;
+            self.next_id += 1;
+            self.last_ts = self.engine.last_timestamp();
+            self.after_packet()?;
+        }
+        Ok(())
+    }
+
+    /// Flush the outputs: the elements' files (ToDump) and the device pcaps. Returns the device
+    /// pcaps written.
+    pub fn finish(&mut self) -> Result<Vec<PathBuf>, String> {
+        if let Err(e) = self.engine.finish() {
+            if let Some(o) = self.outputs.take() {
+                o.discard();
+            }
+            return Err(e);
+        }
+        match self.outputs.take() {
+            Some(o) => o.finish(),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Remove the partial device pcaps (after an error or Ctrl-C).
+    pub fn abandon(&mut self) {
+        if let Some(o) = self.outputs.take() {
+            o.discard();
+        }
+    }
+}
+
+impl<E: Engine> Drop for Driver<E> {
+    fn drop(&mut self) {
+        self.abandon();
+    }
+}

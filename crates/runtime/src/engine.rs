@@ -1,0 +1,234 @@
+//! The two builds of the elements behind one interface, so the driver that feeds packets, answers
+//! for the link neighbours and writes the outputs is one piece of code for both:
+//!
+//! - [`Recording`]: `pktflow_elements::Router`, the functional run that records every cost (what
+//!   `pktflow profile` runs); used here as the reference the fast run is compared with.
+//! - [`Fast`]: `pktflow_elements_fast::Router`, the same element sources compiled with
+//!   `--cfg pktflow_fast` (cost recording compiled out, buffers reused).
+use pktflow_elements_fast::conf::Shared;
+use pktflow_model::{AppGraph, Diagnostic};
+use pktflow_traffic::{Packet, TracePacket};
+use std::path::Path;
+use std::sync::Arc;
+
+/// The packet balance of a run: conserved when `injected + created == output + dropped + held`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Balance {
+    pub injected: u64,
+    pub created: u64,
+    pub output: u64,
+    pub dropped: u64,
+    pub held: u64,
+}
+
+impl Balance {
+    pub fn conserved(&self) -> bool {
+        self.injected + self.created == self.output + self.dropped + self.held
+    }
+    pub fn add(&mut self, o: &Balance) {
+        self.injected += o.injected;
+        self.created += o.created;
+        self.output += o.output;
+        self.dropped += o.dropped;
+        self.held += o.held;
+    }
+}
+
+/// What the driver needs of a router.
+pub trait Engine {
+    /// Inject a packet built from `tp` (id `id`) on input interface `iface`.
+    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String>;
+    /// Process the next packet of the configuration's own sources; false once exhausted.
+    fn generate_next(&mut self) -> bool;
+    fn n_sources(&self) -> usize;
+    fn n_generators(&self) -> usize;
+    fn generator_names(&self) -> Vec<String>;
+    fn stopped(&self) -> bool;
+    fn set_tap(&mut self, on: bool);
+    /// Packets that left through sinks since the last call, with the sink's element index.
+    fn drain_departed(&mut self, into: &mut Vec<(u32, Packet)>);
+    /// Give back a departed packet (its buffer is reused by the fast build).
+    fn recycle(&mut self, p: Packet);
+    fn device_of(&self, element: u32) -> Option<String>;
+    fn class_of(&self, element: u32) -> &str;
+    fn source_index_of_device(&self, dev: &str) -> Option<usize>;
+    fn last_timestamp(&self) -> u64;
+    fn finish(&mut self) -> Result<(), String>;
+    fn stats(&self) -> serde_json::Value;
+    fn held_total(&self) -> u64;
+}
+
+/// Refill a reused packet buffer with `bytes` and fresh annotations, as
+/// `TracePacket::to_packet` builds a new one: default headroom, then the bytes.
+pub fn refill(p: &mut Packet, tp: &TracePacket, id: u64) {
+    use pktflow_traffic::packet::DEFAULT_HEADROOM;
+    p.take(p.len());
+    let h = p.headroom();
+    if h > DEFAULT_HEADROOM {
+        p.push_front(h - DEFAULT_HEADROOM);
+        p.take(p.len());
+    } else if h < DEFAULT_HEADROOM {
+        p.put(DEFAULT_HEADROOM - h);
+        p.strip_front(DEFAULT_HEADROOM - h);
+    }
+    p.put(tp.data.len());
+    p.data_mut().copy_from_slice(&tp.data);
+    p.anno = Default::default();
+    p.anno.timestamp_ns = tp.timestamp_ns;
+    p.anno.input_port = u8::try_from(tp.iface).unwrap_or(u8::MAX);
+    if tp.is_truncated() {
+        p.anno.wire_len = tp.orig_len;
+    }
+    p.id = id;
+}
+
+macro_rules! common_engine {
+    () => {
+        fn generate_next(&mut self) -> bool {
+            self.0.generate_next().is_some()
+        }
+        fn n_sources(&self) -> usize {
+            self.0.n_sources()
+        }
+        fn n_generators(&self) -> usize {
+            self.0.n_generators()
+        }
+        fn generator_names(&self) -> Vec<String> {
+            self.0.generator_names()
+        }
+        fn stopped(&self) -> bool {
+            self.0.stopped()
+        }
+        fn set_tap(&mut self, on: bool) {
+            self.0.set_tap(on)
+        }
+        fn drain_departed(&mut self, into: &mut Vec<(u32, Packet)>) {
+            into.extend(self.0.take_departed());
+        }
+        fn device_of(&self, element: u32) -> Option<String> {
+            self.0
+                .element(element as usize)
+                .device()
+                .map(str::to_string)
+        }
+        fn class_of(&self, element: u32) -> &str {
+            &self.0.graph.elements[element as usize].class
+        }
+        fn source_index_of_device(&self, dev: &str) -> Option<usize> {
+            self.0.source_index_of_device(dev)
+        }
+        fn last_timestamp(&self) -> u64 {
+            self.0.last_trace().timestamp_ns
+        }
+        fn finish(&mut self) -> Result<(), String> {
+            self.0.finish()
+        }
+        fn stats(&self) -> serde_json::Value {
+            self.0.stats()
+        }
+        fn held_total(&self) -> u64 {
+            self.0.held().iter().map(|(_, c)| *c as u64).sum()
+        }
+    };
+}
+
+/// The functional run with cost recording (the reference).
+pub struct Recording(pub pktflow_elements::Router);
+
+impl Recording {
+    pub fn new(graph: &AppGraph, base_dir: &Path, out_dir: &Path) -> Result<Self, Vec<Diagnostic>> {
+        let opts = pktflow_elements::RouterOptions {
+            base_dir: base_dir.to_path_buf(),
+            out_dir: out_dir.to_path_buf(),
+        };
+        pktflow_elements::Router::new(graph.clone(), &opts).map(Recording)
+    }
+}
+
+impl Engine for Recording {
+    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String> {
+        self.0
+            .inject(tp.iface as usize, tp.to_packet(id))
+            .map(|_| ())
+    }
+    fn recycle(&mut self, p: Packet) {
+        drop(p);
+    }
+    common_engine!();
+}
+
+/// The fast build: no cost recording, packet buffers reused.
+pub struct Fast(pub pktflow_elements_fast::Router);
+
+impl Fast {
+    pub fn new(
+        graph: &AppGraph,
+        base_dir: &Path,
+        out_dir: &Path,
+        shared: Arc<Shared>,
+    ) -> Result<Self, Vec<Diagnostic>> {
+        let opts = pktflow_elements_fast::RouterOptions {
+            base_dir: base_dir.to_path_buf(),
+            out_dir: out_dir.to_path_buf(),
+        };
+        pktflow_elements_fast::Router::new_shared(graph.clone(), &opts, shared).map(Fast)
+    }
+
+    pub fn balance(&self) -> Balance {
+        let c = self.0.counts();
+        Balance {
+            injected: c.injected,
+            created: c.created,
+            output: c.output,
+            dropped: c.dropped,
+            held: c.held,
+        }
+    }
+}
+
+impl Engine for Fast {
+    #[inline]
+    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String> {
+        let p = match self.0.take_free() {
+            Some(mut p) => {
+                refill(&mut p, tp, id);
+                p
+            }
+            None => tp.to_packet(id),
+        };
+        self.0.inject(tp.iface as usize, p).map(|_| ())
+    }
+    fn recycle(&mut self, p: Packet) {
+        self.0.recycle(p);
+    }
+    common_engine!();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refill_matches_a_new_packet() {
+        let tp = TracePacket {
+            timestamp_ns: 77,
+            iface: 1,
+            data: (0u8..60).collect(),
+            orig_len: 60,
+        };
+        let fresh = tp.to_packet(5);
+        // A used buffer: stripped, prepended, lengthened, annotated.
+        for (strip, push, put) in [(14, 0, 0), (0, 40, 0), (0, 0, 900), (20, 60, 3)] {
+            let mut p = Packet::from_bytes(&[9u8; 100]);
+            p.strip_front(strip);
+            p.push_front(push);
+            p.put(put);
+            p.anno.paint = 3;
+            refill(&mut p, &tp, 5);
+            assert_eq!(p.data(), fresh.data());
+            assert_eq!(p.headroom(), fresh.headroom());
+            assert_eq!(p.anno, fresh.anno);
+            assert_eq!(p.id, 5);
+        }
+    }
+}

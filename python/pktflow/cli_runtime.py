@@ -1,0 +1,121 @@
+"""``pktflow run``: the application on the host's cores (crates/runtime, docs/runtime.md). Wired
+into the main CLI by ``pktflow.cli`` through ``register(app)``. Options left unset are not sent:
+the defaults live in Rust and the JSON result records them under ``"settings"``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from pktflow import PktflowError, _ui, runtime
+from pktflow._ui import console, emit_json
+from pktflow.cli_app import INPUT_PORT_HELP, parse_count, parse_input_port
+from pktflow.cli_np import interruptible
+from pktflow.runtime import Io, Model
+
+
+def _v(x):
+    return None if x is None else x.value
+
+
+@interruptible
+def run_cmd(
+    app_name: str = typer.Argument(..., metavar="APP", help="Built-in app (router, nat, ...) or Click file."),
+    trace: Optional[Path] = typer.Option(None, "--trace", help="pcap or pcapng file to run."),
+    synthetic: Optional[str] = typer.Option(
+        None, "--synthetic", metavar="N", help="Generate N packets shaped for APP instead of reading a trace."
+    ),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the synthetic trace (default 1)."),
+    input_port: Optional[str] = typer.Option(None, "--input-port", metavar="RULE|N", help=INPUT_PORT_HELP),
+    out_dir: Optional[Path] = typer.Option(
+        None,
+        "--out-dir",
+        help="Folder for every output: the files ToDump elements write and one pcap per ToDevice device "
+        "(DEVICE.pcap). Without it, ToDump files go to the current folder and devices are not written.",
+    ),
+    threads: Optional[int] = typer.Option(
+        None, "--threads", help="Packet-processing threads (1 to 256). Default: 1."
+    ),
+    model: Optional[Model] = typer.Option(
+        None,
+        "--model",
+        help="rtc: a copy of the whole graph per thread, packets dispatched by flow (default). "
+        "pipeline and hybrid are not implemented yet.",
+    ),
+    io: Optional[Io] = typer.Option(
+        None,
+        "--io",
+        help="Reading the trace on a core of its own (dedicated, default) or on whichever core is idle (shared).",
+    ),
+    no_pin: bool = typer.Option(False, "--no-pin", help="Do not pin threads to cores."),
+    ring_slots: Optional[int] = typer.Option(
+        None, "--ring-slots", help="Batches each ring between threads holds (2 to 65536). Default: 256."
+    ),
+    batch: Optional[int] = typer.Option(
+        None, "--batch", help="Packets handed to a thread at once (1 to 4096). Default: 32."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
+) -> None:
+    """Run APP for real on this machine's cores, without recording costs: packets per second,
+    packets conserved, per-thread utilization, and every output of the graph in --out-dir."""
+    if trace is not None and synthetic is not None:
+        raise PktflowError("give either --trace or --synthetic, not both")
+    if trace is not None and seed is not None:
+        raise PktflowError("--seed applies to synthetic traces; a --trace file is read as it is")
+    n = parse_count(synthetic, "--synthetic")
+    rule = parse_input_port(input_port)
+    if rule is not None and trace is None:
+        raise PktflowError("--input-port applies to a --trace file only")
+    out_dir = _ui.output_dir(out_dir, "--out-dir")
+    with _ui.progress("run", "packets", None) as bar:
+        r = runtime.run(
+            app_name,
+            trace=trace,
+            synthetic=n,
+            seed=seed,
+            input_port=rule,
+            out_dir=out_dir,
+            threads=threads,
+            model=_v(model),
+            io=_v(io),
+            pin=False if no_pin else None,
+            ring_slots=ring_slots,
+            batch=batch,
+            progress=lambda done: bar.update(done),
+        )
+    if as_json:
+        emit_json(r)
+        return
+    tm = r["timing"]
+    b = r["balance"]
+    console.print(
+        f"{r['app']}: {r['packets']['from_source']} packets from {r['source']} in {tm['seconds']:.3f} s: "
+        f"{tm['packets_per_second']:,.0f} packets/s on {r['settings']['threads']} thread(s)"
+    )
+    console.print(
+        f"balance: {b['injected']} in + {b['created']} created = {b['output']} out + {b['dropped']} dropped "
+        f"+ {b['held']} held ({'conserved' if b['conserved'] else 'NOT conserved'})"
+    )
+    t = Table(title="threads")
+    for col in ("thread", "core", "packets", "utilization", "waits for input"):
+        t.add_column(col, justify="right")
+    for th in tm["threads"]:
+        t.add_row(
+            str(th["thread"]),
+            "-" if th["core"] is None else str(th["core"]),
+            str(th["packets_from_source"]),
+            f"{100 * th['utilization']:.0f}%",
+            str(th["waits_for_input"]),
+        )
+    console.print(t)
+    for f in r["outputs"]:
+        console.print(f"wrote {f}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``run`` command to the main ``pktflow`` app."""
+    app.command("run")(run_cmd)
