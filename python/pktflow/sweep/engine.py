@@ -124,8 +124,9 @@ class LocalPool:
             yield futs[f], f.result()
 
     def stop(self) -> None:
+        procs = list((getattr(self._ex, "_processes", None) or {}).values())
         self._ex.shutdown(wait=False, cancel_futures=True)
-        for p in list(getattr(self._ex, "_processes", {}).values() or []):
+        for p in procs:
             with contextlib.suppress(Exception):
                 p.terminate()
 

@@ -132,7 +132,8 @@ class Experiment:
             ordered = {v: values[v] for v in self.vary}
             for seed in self.seeds or [None]:
                 argv, opts = self.argv(ordered, seed)
-                key = point_key(self.command, argv[len(self.command) :], opts, seed, pktflow.__version__)
+                positional = argv[len(self.command) : len(self.command) + len(self.args)]
+                key = point_key(self.command, positional, opts, seed, pktflow.__version__)
                 out.append(Point(ordered, seed, argv, key))
         return out
 
@@ -180,7 +181,7 @@ def _text(x: Any) -> str:
     if isinstance(x, bool):
         return "true" if x else "false"
     if isinstance(x, float):
-        return repr(x) if not x.is_integer() or abs(x) >= 1e16 else repr(x)
+        return repr(x)
     if isinstance(x, (list, tuple)):
         return ",".join(_text(v) for v in x)
     return str(x)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pandas as pd
+import pyarrow  # noqa: F401  (the Parquet engine: imported here so a missing one fails at once)
 
 from pktflow import _ui
 from pktflow._core import PktflowError
@@ -102,7 +103,7 @@ def summarize(exp_json: dict, df: pd.DataFrame) -> pd.DataFrame:
 def write_tables(exp, points, records: dict[int, dict], out: Path) -> None:
     df = table(exp, points, records)
     with _ui.atomic_path(out / "results.parquet") as tmp:
-        df.to_parquet(tmp, index=False)
+        df.to_parquet(tmp, index=False, engine="pyarrow")
     with _ui.atomic_path(out / "results.csv") as tmp:
         df.to_csv(tmp, index=False)
     s = summarize(exp.to_json(), df)
@@ -128,7 +129,7 @@ def load_run(path: str | Path) -> tuple[dict, pd.DataFrame]:
     if not isinstance(manifest, dict) or not isinstance(manifest.get("experiment"), dict):
         raise PktflowError(f"{d}/sweep.json: not a sweep manifest")
     try:
-        df = pd.read_parquet(d / "results.parquet")
+        df = pd.read_parquet(d / "results.parquet", engine="pyarrow")
     except FileNotFoundError:
         raise PktflowError(f"{d}: no results.parquet") from None
     except Exception as e:  # pyarrow raises several kinds for a corrupt file
