@@ -40,8 +40,11 @@ from pktflow._core import PktflowError
 
 if sys.version_info >= (3, 11):
     import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+else:  # pragma: no cover - Python 3.10: the tomli package, when installed, is the same parser
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
 
 #: Most points (combinations times seeds) of one sweep; refused before anything is expanded.
 MAX_POINTS = 1_000_000
@@ -398,6 +401,8 @@ def load(path: str | Path) -> Experiment:
         raise PktflowError(f"{p}: cannot read: {e}") from None
     if len(text) > 1 << 20:
         raise PktflowError(f"{p}: larger than 1 MiB, not an experiment file")
+    if tomllib is None:  # pragma: no cover
+        raise PktflowError(f"{p}: reading experiment files needs Python 3.11 or the tomli package (pip install tomli)")
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
