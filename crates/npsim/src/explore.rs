@@ -378,16 +378,15 @@ fn run_jobs<T: Send>(
     let mut out: Vec<Option<Result<T, String>>> = (0..jobs).map(|_| None).collect();
     let stop = || pktflow_model::cancel::requested();
     if workers <= 1 {
-        let mut done = 0;
+        // In order: job i starts when i jobs are done.
         for (i, slot) in out.iter_mut().enumerate() {
             if stop() {
                 break;
             }
-            started(i, done);
+            started(i, i);
             let r = work(i);
             let failed = r.is_err();
             *slot = Some(r);
-            done += 1;
             if failed {
                 break;
             }
