@@ -326,3 +326,25 @@ def test_malformed_files_are_one_line(tmp_path, capsys, text, words):
 def test_compare_runs_refuses_what_is_not_a_sweep(tmp_path, capsys):
     assert _main(["compare-runs", str(tmp_path), str(tmp_path)]) == 2
     assert "not a sweep folder" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------- explore --workers
+
+
+def test_explore_gives_the_same_result_for_any_number_of_workers(capsys):
+    from pktflow._ui import strip_volatile
+
+    docs = []
+    for w in ("1", "2"):
+        args = ["explore", "router", "--pes", "4,8", "--replication", "none,global", "--packets", "300"]
+        assert _main([*args, "--no-bottleneck", "--workers", w, "--json"]) == 0
+        docs.append(strip_volatile(json.loads(capsys.readouterr().out)))
+    assert docs[0] == docs[1] and len(docs[0]["points"]) == 4
+    assert [(p["pes"], p["replication"]) for p in docs[0]["points"]] == [(4, "none"), (4, "global"), (8, "none"), (8, "global")]
+
+
+@pytest.mark.parametrize("bad", ["0", "-2", "100000", "x"])
+def test_explore_workers_out_of_range_is_one_line(bad, capsys):
+    assert _main(["explore", "router", "--pes", "4", "--workers", bad]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--workers" in err and "\n" not in err
