@@ -348,3 +348,27 @@ def test_explore_workers_out_of_range_is_one_line(bad, capsys):
     assert _main(["explore", "router", "--pes", "4", "--workers", bad]) == 2
     err = capsys.readouterr().err.strip()
     assert "--workers" in err and "\n" not in err
+
+
+# ------------------------------------------------------------ experiment scripts on every core
+
+
+def test_map_ordered_keeps_the_order_of_its_arguments():
+    from pktflow.sweep.pool import map_ordered
+
+    args = [(3, k, 1000003) for k in range(40)]
+    assert map_ordered(pow, args, workers=2) == [pow(*a) for a in args] == map_ordered(pow, args, workers=1)
+
+
+def test_protoproc_script_output_is_the_same_on_one_and_two_workers(tmp_path):
+    outs = []
+    for w in ("1", "2"):
+        js = tmp_path / f"w{w}.json"
+        r = subprocess.run(
+            [sys.executable, str(ROOT / "experiments" / "protoproc.py"), "--workers", w, "--json", str(js),
+             "--markdown", str(tmp_path / f"w{w}.md"), "--plot-dir", str(tmp_path / f"p{w}"), "--requests", "300"],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        outs.append(js.read_text())
+    assert outs[0] == outs[1] and len(json.loads(outs[0])["apps"]) == 3 * 16
