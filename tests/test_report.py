@@ -6,10 +6,8 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-
 from test_sweep import SMALL, _main  # the same small experiment
 
 CHROMIUM_FLAGS = [
@@ -85,9 +83,7 @@ def test_report_renders_in_headless_chromium(swept, tmp_path):
     assert stat.stddev[0] > 20, stat.stddev
     colours = Image.open(shot).convert("RGB").getcolors(maxcolors=1 << 24) or []
     assert len(colours) > 50, len(colours)
-    dom = subprocess.run(
-        [*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
-    ).stdout
+    dom = subprocess.run([*common, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     assert dom.count('class="plot"') == 2
     assert len(re.findall(r'<img[^>]+src="data:image/png;base64,', dom)) == 2
     # The images decoded: Chromium gives a decoded <img> its natural size in the DOM only with

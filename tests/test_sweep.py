@@ -16,7 +16,6 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from pktflow import PktflowError
 from pktflow.sweep import experiment as ex
 from pktflow.sweep.results import compare, load_run, t975
@@ -68,7 +67,11 @@ def test_ranges_zip_and_cross_give_the_points_and_keys():
             "command": "noc",
             "args": [],
             "options": {"mesh": "4x4", "json-ish": True, "off": False},
-            "vary": {"rates": {"from": 0.1, "to": 0.3, "step": 0.1}, "routing": ["dor", "adaptive"], "traffic": ["uniform", "transpose"]},
+            "vary": {
+                "rates": {"from": 0.1, "to": 0.3, "step": 0.1},
+                "routing": ["dor", "adaptive"],
+                "traffic": ["uniform", "transpose"],
+            },
             "zip": [["routing", "traffic"]],
             "seeds": {"count": 2},
         }
@@ -82,9 +85,15 @@ def test_ranges_zip_and_cross_give_the_points_and_keys():
     a = pts[0].argv
     assert a[:1] == ["noc"] and "--json-ish" in a and "--off" not in a and a[a.index("--seed") + 1] == "1"
     # The key depends on what determines the result, not on the order of the file.
-    e2 = ex.parse({"command": "noc", "options": {"off": False, "json-ish": True, "mesh": "4x4"},
-                   "vary": {"traffic": ["uniform", "transpose"], "routing": ["dor", "adaptive"],
-                            "rates": [0.1, 0.2, 0.3]}, "zip": [["routing", "traffic"]], "seeds": {"values": [1, 2]}})
+    e2 = ex.parse(
+        {
+            "command": "noc",
+            "options": {"off": False, "json-ish": True, "mesh": "4x4"},
+            "vary": {"traffic": ["uniform", "transpose"], "routing": ["dor", "adaptive"], "rates": [0.1, 0.2, 0.3]},
+            "zip": [["routing", "traffic"]],
+            "seeds": {"values": [1, 2]},
+        }
+    )
     assert {p.key for p in e2.points()} == {p.key for p in pts}
 
 
@@ -254,7 +263,7 @@ def test_killed_sweep_resumes_with_exactly_the_missing_points(tmp_path):
     r = subprocess.run([*cmd[:-2], "--workers", "2", "--json"], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     m = json.loads(r.stdout)
-    second = [json.loads(x)["key"] for x in log.read_text().splitlines()][len(first):]
+    second = [json.loads(x)["key"] for x in log.read_text().splitlines()][len(first) :]
     assert set(second) == all_keys - done_at_kill and len(second) == len(set(second))
     assert m["computed"] == len(second) and m["reused"] == len(done_at_kill)
     _, df = load_run(out)
@@ -340,7 +349,12 @@ def test_explore_gives_the_same_result_for_any_number_of_workers(capsys):
         assert _main([*args, "--no-bottleneck", "--workers", w, "--json"]) == 0
         docs.append(strip_volatile(json.loads(capsys.readouterr().out)))
     assert docs[0] == docs[1] and len(docs[0]["points"]) == 4
-    assert [(p["pes"], p["replication"]) for p in docs[0]["points"]] == [(4, "none"), (4, "global"), (8, "none"), (8, "global")]
+    assert [(p["pes"], p["replication"]) for p in docs[0]["points"]] == [
+        (4, "none"),
+        (4, "global"),
+        (8, "none"),
+        (8, "global"),
+    ]
 
 
 @pytest.mark.parametrize("bad", ["0", "-2", "100000", "x"])
@@ -365,9 +379,23 @@ def test_protoproc_script_output_is_the_same_on_one_and_two_workers(tmp_path):
     for w in ("1", "2"):
         js = tmp_path / f"w{w}.json"
         r = subprocess.run(
-            [sys.executable, str(ROOT / "experiments" / "protoproc.py"), "--workers", w, "--json", str(js),
-             "--markdown", str(tmp_path / f"w{w}.md"), "--plot-dir", str(tmp_path / f"p{w}"), "--requests", "300"],
-            capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                str(ROOT / "experiments" / "protoproc.py"),
+                "--workers",
+                w,
+                "--json",
+                str(js),
+                "--markdown",
+                str(tmp_path / f"w{w}.md"),
+                "--plot-dir",
+                str(tmp_path / f"p{w}"),
+                "--requests",
+                "300",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert r.returncode == 0, r.stderr
         outs.append(js.read_text())

@@ -17,10 +17,16 @@ from pktflow._core import PktflowError
 
 
 def sweep(
-    experiment: Path = typer.Argument(..., help="The experiment file (TOML): command, options, variables, seeds, metrics."),
+    experiment: Path = typer.Argument(
+        ..., help="The experiment file (TOML): command, options, variables, seeds, metrics."
+    ),
     out: Path = typer.Option(..., "--out", help="Folder of the results; run the same command again to resume into it."),
     workers: Optional[int] = typer.Option(
-        None, "--workers", min=1, max=1024, help="Points run at once on this machine, one process each. Default: every core."
+        None,
+        "--workers",
+        min=1,
+        max=1024,
+        help="Points run at once on this machine, one process each. Default: every core.",
     ),
     cluster: Optional[str] = typer.Option(
         None,
@@ -34,7 +40,9 @@ def sweep(
         help="NAME=VALUE: replace a fixed option of the file, or a variable's values (comma-separated). Repeatable.",
     ),
     seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated seeds replacing the file's."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="List the points' command lines (and which are done) without running."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="List the points' command lines (and which are done) without running."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the sweep's summary record as JSON."),
 ) -> None:
     """Run every point of an experiment file (each a pktflow command with one value per variable
@@ -123,7 +131,12 @@ def compare_runs(
         cells = [str(p[k]) for k in c["keys"]]
         for mname in c["metrics"]:
             v = p[mname]
-            cells += [_num(v["a"]), _num(v["b"]), _num(v["diff"]), "" if v["rel"] is None else f"{100 * v['rel']:+.2f}%"]
+            cells += [
+                _num(v["a"]),
+                _num(v["b"]),
+                _num(v["diff"]),
+                "" if v["rel"] is None else f"{100 * v['rel']:+.2f}%",
+            ]
         t.add_row(*cells)
     _ui.console.print(t)
     _ui.console.print(

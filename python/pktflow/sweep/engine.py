@@ -164,7 +164,9 @@ class DaskCluster:
 
         futs = {}
         for i, argv in jobs:
-            f = self.client.submit(run_point, argv, cwd, pure=False, key=f"pktflow-point-{i}-{os.getpid()}-{time.time_ns()}")
+            f = self.client.submit(
+                run_point, argv, cwd, pure=False, key=f"pktflow-point-{i}-{os.getpid()}-{time.time_ns()}"
+            )
             futs[f] = i
         self._futs = list(futs)
         for f in as_completed(futs):

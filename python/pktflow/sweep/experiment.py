@@ -129,7 +129,7 @@ class Experiment:
         out = []
         for idx in combos:
             values: dict[str, Any] = {}
-            for g, i in zip(groups, idx):
+            for g, i in zip(groups, idx, strict=True):
                 for v in g:
                     values[v] = self.vary[v][i]
             ordered = {v: values[v] for v in self.vary}
@@ -373,7 +373,9 @@ def _check_option(src: str, where: str, name: str, x: Any) -> None:
     vals = x if isinstance(x, list) else [x]
     for v in vals:
         if not _scalar_ok(v):
-            raise PktflowError(_where(src, where) + f": values must be strings, integers, finite numbers or booleans, got {v!r}")
+            raise PktflowError(
+                _where(src, where) + f": values must be strings, integers, finite numbers or booleans, got {v!r}"
+            )
 
 
 def _keep(src: str, where: str, keep: Any) -> dict[str, str]:

@@ -54,7 +54,9 @@ def _figure(summary: pd.DataFrame, x: str, y: str, series: list[str], exp: dict)
         xs = g[x] if x in g.columns else range(len(g))
         ys = g[f"{y}_mean"]
         ci = g.get(f"{y}_ci95")
-        name = ", ".join(f"{s}={v}" for s, v in zip(series, label if isinstance(label, tuple) else (label,)))
+        name = ", ".join(
+            f"{s}={v}" for s, v in zip(series, label if isinstance(label, tuple) else (label,), strict=False)
+        )
         if ci is not None and ci.notna().any():
             ax.errorbar(xs, ys, yerr=ci.fillna(0), marker="o", capsize=3, label=name or y)
         else:
@@ -66,7 +68,11 @@ def _figure(summary: pd.DataFrame, x: str, y: str, series: list[str], exp: dict)
         ax.set_yscale("log")
     ax.set_xlabel(x or "point")
     ax.set_ylabel(y)
-    ax.set_title(f"{y} against {x}" + (" (error bars: 95% CI over seeds)" if (summary.get("n", pd.Series([1])) > 1).any() else ""), fontsize=10)
+    ax.set_title(
+        f"{y} against {x}"
+        + (" (error bars: 95% CI over seeds)" if (summary.get("n", pd.Series([1])) > 1).any() else ""),
+        fontsize=10,
+    )
     ax.grid(True, alpha=0.3)
     if len(groups) > 1 or series:
         ax.legend(fontsize=8)
@@ -99,7 +105,8 @@ def render(folder: str | Path) -> str:
         png = _figure(summary, x, y, series, exp)
         figs.append(
             f'<figure class="plot" id="plot-{html.escape(y)}"><img alt="{html.escape(y)} against {html.escape(x)}" '
-            f'src="data:image/png;base64,{png}"><figcaption>{html.escape(y)} against {html.escape(x)}</figcaption></figure>'
+            f'src="data:image/png;base64,{png}">'
+            f"<figcaption>{html.escape(y)} against {html.escape(x)}</figcaption></figure>"
         )
     counts = {k: manifest.get(k) for k in ("points", "done", "reused", "computed", "failed", "interrupted")}
     settings = {
@@ -132,7 +139,9 @@ def render(folder: str | Path) -> str:
     parts.append("<h2>Results</h2>" + _table(df.drop(columns=["key"], errors="ignore"), MAX_TABLE_ROWS))
     if errors:
         parts.append("<h2>Failed points</h2><ul>" + "".join(f"<li>{html.escape(e)}</li>" for e in errors) + "</ul>")
-    parts.append("<h2>Settings</h2>" + _table(pd.DataFrame([{"setting": k, "value": str(v)} for k, v in settings.items()]), 100))
+    parts.append(
+        "<h2>Settings</h2>" + _table(pd.DataFrame([{"setting": k, "value": str(v)} for k, v in settings.items()]), 100)
+    )
     parts.append("<pre id='experiment'>" + html.escape(json.dumps(exp, indent=2, default=str)) + "</pre>")
     parts.append("</body></html>")
     return "\n".join(parts)

@@ -92,7 +92,10 @@ def summarize(exp_json: dict, df: pd.DataFrame) -> pd.DataFrame:
         mean = g[m].mean()
         std = g[m].std(ddof=1)
         n = g[m].count()
-        ci = [t975(int(k) - 1) * s / math.sqrt(k) if k > 1 and not math.isnan(s) else math.nan for k, s in zip(n, std)]
+        ci = [
+            t975(int(k) - 1) * s / math.sqrt(k) if k > 1 and not math.isnan(s) else math.nan
+            for k, s in zip(n, std, strict=True)
+        ]
         parts[f"{m}_mean"] = mean
         parts[f"{m}_std"] = std
         parts[f"{m}_ci95"] = pd.Series(ci, index=mean.index)
