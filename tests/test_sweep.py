@@ -159,7 +159,7 @@ def test_local_sweep_writes_rows_summary_and_resumes(small, tmp_path, capsys):
     out = tmp_path / "run"
     assert _main(["sweep", str(small), "--out", str(out), "--workers", "2", "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
-    assert (m["points"], m["computed"], m["reused"], m["failed"]) == (12, 12, 0, 0)
+    assert (m["points"], m["timing"]["computed"], m["timing"]["reused"], m["failed"]) == (12, 12, 0, 0)
     assert m["timing"]["workers"] == 2 and m["timing"]["engine"] == "local"
     df = pd.read_parquet(out / "results.parquet")
     assert len(df) == 12 and set(df.columns) >= {"policy", "c", "seed", "time_us", "miss_us", "key"}
@@ -179,11 +179,28 @@ def test_local_sweep_writes_rows_summary_and_resumes(small, tmp_path, capsys):
     # The same command again computes nothing.
     assert _main(["sweep", str(small), "--out", str(out), "--json"]) == 0
     m2 = json.loads(capsys.readouterr().out)
-    assert (m2["computed"], m2["reused"]) == (0, 12)
+    assert (m2["timing"]["computed"], m2["timing"]["reused"]) == (0, 12)
     # One more seed: only the new points run.
     assert _main(["sweep", str(small), "--out", str(out), "--seeds", "1,2,3,4", "--json"]) == 0
     m3 = json.loads(capsys.readouterr().out)
-    assert (m3["computed"], m3["reused"]) == (4, 12)
+    assert (m3["timing"]["computed"], m3["timing"]["reused"]) == (4, 12)
+
+
+def test_a_sweep_result_reruns_identically(small, tmp_path):
+    """`pktflow rerun` of a sweep's --json: the rerun resumes (computes nothing) and the record is
+    the same apart from what this run did (under "timing")."""
+    res = tmp_path / "sweep.json"
+    cmd = [sys.executable, "-m", "pktflow"]
+    r = subprocess.run(
+        [*cmd, "sweep", str(small), "--out", str(tmp_path / "o"), "--seeds", "1", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    res.write_text(r.stdout)
+    r = subprocess.run([*cmd, "rerun", str(res)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "identical result" in r.stdout, r.stdout + r.stderr
 
 
 def test_compare_runs_matches_points_and_shows_differences(small, tmp_path, capsys):
@@ -213,7 +230,7 @@ def test_dask_cluster_runs_the_same_points_as_the_local_pool(small, tmp_path, ca
         capsys.readouterr()
         assert _main(["sweep", str(small), "--out", str(remote), "--cluster", cl.scheduler_address, "--json"]) == 0
     m = json.loads(capsys.readouterr().out)
-    assert m["timing"]["engine"] == "dask" and m["timing"]["workers"] == 2 and m["computed"] == 12
+    assert m["timing"]["engine"] == "dask" and m["timing"]["workers"] == 2 and m["timing"]["computed"] == 12
     assert sum(m["timing"]["per_worker"].values()) == 12
     c = compare(local, remote)
     assert c["matched"] == 12 and c["differing"] == 0
@@ -265,7 +282,7 @@ def test_killed_sweep_resumes_with_exactly_the_missing_points(tmp_path):
     m = json.loads(r.stdout)
     second = [json.loads(x)["key"] for x in log.read_text().splitlines()][len(first) :]
     assert set(second) == all_keys - done_at_kill and len(second) == len(set(second))
-    assert m["computed"] == len(second) and m["reused"] == len(done_at_kill)
+    assert m["timing"]["computed"] == len(second) and m["timing"]["reused"] == len(done_at_kill)
     _, df = load_run(out)
     assert len(df) == len(all_keys) and set(df["key"]) == all_keys
 

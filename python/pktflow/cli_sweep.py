@@ -80,7 +80,7 @@ def sweep(
         return
     tm = m["timing"]
     _ui.console.print(
-        f"{m['points']} points: {m['computed']} computed, {m['reused']} already done"
+        f"{m['points']} points: {tm['computed']} computed, {tm['reused']} already done"
         + (f", {m['failed']} FAILED" if m["failed"] else "")
         + (f" in {tm['wall_seconds']:.1f} s on {tm['workers']} {tm['engine']} workers" if tm["engine"] else "")
     )

@@ -287,11 +287,13 @@ def run_sweep(
     manifest.update(
         {
             "done": len(records),
-            "reused": reused,
-            "computed": computed,
             "failed": len(failed),
             "interrupted": interrupted or len(records) < total,
+            # What this run did (a resumed run differs from the first one, not its results):
+            # under "timing", which `pktflow rerun` does not compare.
             "timing": {
+                "reused": reused,
+                "computed": computed,
                 "wall_seconds": wall,
                 "engine": engine.name if engine else None,
                 "workers": engine.workers if engine else 0,

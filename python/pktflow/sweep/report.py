@@ -108,7 +108,9 @@ def render(folder: str | Path) -> str:
             f'src="data:image/png;base64,{png}">'
             f"<figcaption>{html.escape(y)} against {html.escape(x)}</figcaption></figure>"
         )
-    counts = {k: manifest.get(k) for k in ("points", "done", "reused", "computed", "failed", "interrupted")}
+    counts = {k: manifest.get(k) for k in ("points", "done", "failed", "interrupted")}
+    last = manifest.get("timing") or {}
+    counts.update({f"last run: {k}": last.get(k) for k in ("computed", "reused", "engine", "workers")})
     settings = {
         "pktflow version": manifest.get("pktflow_version"),
         "experiment file": manifest.get("source"),
