@@ -417,3 +417,58 @@ def test_protoproc_script_output_is_the_same_on_one_and_two_workers(tmp_path):
         assert r.returncode == 0, r.stderr
         outs.append(js.read_text())
     assert outs[0] == outs[1] and len(json.loads(outs[0])["apps"]) == 3 * 16
+
+
+# ---------------------------------------------------------------------------------- fuzzing
+
+_scalars = st.one_of(
+    st.integers(-(2**70), 2**70), st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=8), st.booleans()
+)
+_values = st.recursive(
+    _scalars,
+    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(st.text(max_size=6), c, max_size=4)),
+    max_leaves=12,
+)
+_keys = st.sampled_from(["command", "args", "options", "vary", "zip", "seeds", "metrics", "plot", "title", "x"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(doc=st.dictionaries(_keys, _values, max_size=6), cmd=st.sampled_from([None, "noc", "protoproc model", ""]))
+def test_experiment_parser_never_fails_other_than_cleanly(doc, cmd):
+    """Near-valid and arbitrary experiment tables: an Experiment whose points expand, or one
+    PktflowError line; never another exception."""
+    if cmd is not None:
+        doc = {**doc, "command": cmd}
+    try:
+        e = ex.parse(doc, "f.toml")
+    except PktflowError as err:
+        assert "\n" not in str(err) and str(err).startswith("f.toml")
+        return
+    if e.count() <= 10_000:
+        assert len(e.points()) == e.count()
+
+
+def _fake_run(d: Path, values: list[float]) -> Path:
+    d.mkdir()
+    exp = {"vary": {"x": []}, "metrics": {"keep": {"y": "y"}}}
+    (d / "sweep.json").write_text(json.dumps({"experiment": exp}))
+    pd.DataFrame({"x": range(len(values)), "y": values, "error": [None] * len(values)}).to_parquet(
+        d / "results.parquet"
+    )
+    return d
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tol=st.one_of(st.sampled_from(["nan", "inf", "-1", "-0.0", "1e400", "x", ""]), st.floats().map(str)))
+def test_compare_runs_tolerance_is_checked(tmp_path_factory, capsys, tol):
+    d = tmp_path_factory.mktemp("cmp")
+    a, b = _fake_run(d / "a", [1.0, 2.0, 0.0]), _fake_run(d / "b", [1.0, 2.5, 1.0])
+    code = _main(["compare-runs", str(a), str(b), "--tolerance", tol, "--json"])
+    out = capsys.readouterr()
+    assert code in (0, 2), out.err
+    if code == 2:
+        assert out.err.strip().count("\n") == 0 and "Traceback" not in out.err
+    else:
+        c = json.loads(out.out)
+        assert c["matched"] == 3 and c["points"][2]["y"] == {"a": 0.0, "b": 1.0, "diff": 1.0, "rel": None}
+        assert c["differing"] == 2 or (c["differing"] == 1 and float(tol) >= 0.25)

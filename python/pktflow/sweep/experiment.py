@@ -195,6 +195,8 @@ def _text(x: Any) -> str:
 
 
 def _where(src: str, key: str) -> str:
+    # Keys come from the file: a control character in one must not break the one-line message.
+    key = "".join(c if c.isprintable() else repr(c)[1:-1] for c in key)
     return f"{src}: {key}"
 
 

@@ -175,9 +175,9 @@ def compare(a: str | Path, b: str | Path, rel_tol: float = 0.0) -> dict:
             if d is not None and x != 0:
                 rel = d / abs(x)
             elif d is not None:
-                rel = 0.0 if d == 0 else math.inf
+                rel = 0.0 if d == 0 else None  # A is 0 and B is not: no relative difference
             row[m] = {"a": x, "b": y, "diff": d, "rel": rel}
-            if (x is None) != (y is None) or (rel is not None and abs(rel) > rel_tol):
+            if (x is None) != (y is None) or (rel is None and d) or (rel is not None and abs(rel) > rel_tol):
                 diff_here = True
             if rel is not None and math.isfinite(rel):
                 max_rel = max(max_rel, abs(rel))
