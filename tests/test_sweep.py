@@ -118,6 +118,7 @@ def test_positional_arguments_take_variables():
         ({"command": "noc", "seeds": {"count": 0}}, "seeds.count: must be 1 to 10000"),
         ({"command": "noc", "seeds": {"values": [1, 1]}}, "repeated"),
         ({"command": "noc", "metrics": {"id": ["x"]}}, "needs metrics.rows"),
+        ({"command": "noc", "vary": {"a": [1, 2], "zip": [["a", "b"]]}}, "must come before the first [table]"),
         ({"command": "noc", "vary": {f"v{i}": list(range(100)) for i in range(4)}}, "more than the limit"),
     ],
 )

@@ -259,6 +259,11 @@ def parse(doc: dict, src: str = "experiment") -> Experiment:
         raise PktflowError(_where(src, "vary") + ": must be a table of variable = [values] or {from, to, step}")
     vary: dict[str, list] = {}
     for k, x in vary_in.items():
+        if k in _TOP_KEYS - {"title"} and k not in options:
+            raise PktflowError(
+                _where(src, f"vary.{k}")
+                + f": '{k}' is a top-level key: in TOML it must come before the first [table] header"
+            )
         if isinstance(x, dict):
             vals = _range(src, k, x)
         elif isinstance(x, list):

@@ -74,7 +74,7 @@ def _figure(summary: pd.DataFrame, x: str, y: str, series: list[str], exp: dict)
         fontsize=10,
     )
     ax.grid(True, alpha=0.3)
-    if len(groups) > 1 or series:
+    if ax.get_legend_handles_labels()[0] and (len(groups) > 1 or series):
         ax.legend(fontsize=8)
     fig.tight_layout()
     buf = io.BytesIO()
