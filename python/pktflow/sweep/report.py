@@ -47,7 +47,7 @@ def _figure(summary: pd.DataFrame, x: str, y: str, series: list[str], exp: dict)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=100)
+    fig, ax = plt.subplots(figsize=(9, 4.2), dpi=100)
     groups = [((), summary)] if not series else list(summary.groupby(series, sort=False, dropna=False))
     for label, g in groups[:MAX_SERIES]:
         g = g.sort_values(x) if x in g.columns else g
@@ -74,8 +74,11 @@ def _figure(summary: pd.DataFrame, x: str, y: str, series: list[str], exp: dict)
         fontsize=10,
     )
     ax.grid(True, alpha=0.3)
+    if x in summary.columns and not pd.api.types.is_numeric_dtype(summary[x]):
+        ax.tick_params(axis="x", labelrotation=30)
     if ax.get_legend_handles_labels()[0] and (len(groups) > 1 or series):
-        ax.legend(fontsize=8)
+        # Beside the axes, so it hides no line.
+        ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
