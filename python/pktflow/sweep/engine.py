@@ -31,6 +31,9 @@ from pktflow._core import PktflowError
 from pktflow.sweep.experiment import Experiment, Point, get_path
 
 _IN_POINT = False
+#: Longest wait without a progress update while points run (progress lines still come at the
+#: interval of ``pktflow._ui.Progress``; this only wakes the loop to print them).
+HEARTBEAT_SECONDS = 1.0
 
 
 def _worker_init() -> None:
@@ -118,10 +121,15 @@ class LocalPool:
             max_workers=workers, mp_context=mp.get_context("spawn"), initializer=_worker_init
         )
 
-    def run(self, jobs: list[tuple[int, list[str]]], cwd: str) -> Iterable[tuple[int, dict]]:
+    def run(self, jobs: list[tuple[int, list[str]]], cwd: str) -> Iterable[tuple[Optional[int], Optional[dict]]]:
         futs = {self._ex.submit(run_point, argv, cwd): i for i, argv in jobs}
-        for f in self._cf.as_completed(futs):
-            yield futs[f], f.result()
+        pending = set(futs)
+        while pending:
+            done, pending = self._cf.wait(pending, timeout=HEARTBEAT_SECONDS, return_when=self._cf.FIRST_COMPLETED)
+            if not done:
+                yield None, None  # nothing finished for a while: let the progress line say so
+            for f in done:
+                yield futs[f], f.result()
 
     def stop(self) -> None:
         procs = list((getattr(self._ex, "_processes", None) or {}).values())
@@ -169,8 +177,19 @@ class DaskCluster:
             )
             futs[f] = i
         self._futs = list(futs)
-        for f in as_completed(futs):
-            yield futs[f], f.result()
+        ac = as_completed(futs)
+        last = time.monotonic()
+        while not ac.is_empty():
+            batch = ac.next_batch(block=False)
+            if not batch:
+                if time.monotonic() - last >= HEARTBEAT_SECONDS:
+                    last = time.monotonic()
+                    yield None, None
+                time.sleep(0.02)
+                continue
+            last = time.monotonic()
+            for f in batch:
+                yield futs[f], f.result()
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):
@@ -253,7 +272,11 @@ def run_sweep(
                 prog.update(reused, total, f"{reused} resumed" if reused else "")
                 if on_progress:
                     on_progress(reused, total, "")
+                label = ""
                 for i, rec in engine.run([(i, points[i].argv) for i in todo], cwd):
+                    if i is None or rec is None:
+                        prog.update(reused + computed, total, label)
+                        continue
                     if rec["exit"] == 130:
                         interrupted = True
                         continue
