@@ -13,7 +13,9 @@ trends of Figures 4-6, from pktflow's model and simulator (crates/protoproc, doc
 Run (about 15 seconds):
 
     python experiments/protoproc.py [--markdown out/protoproc.md] [--json out/protoproc.json]
-        [--plot-dir out] [--requests 2000] [--seed 1]
+        [--plot-dir out] [--requests 2000] [--seed 1] [--workers N]
+
+The simulations run on every core (--workers N: N processes; the output is the same for any N).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 from pathlib import Path
 
 from pktflow import _ui, protoproc
+from pktflow.sweep.pool import map_ordered
 
 APPS = ("tomcatv", "em3d", "gauss")
 FIGURE = {"tomcatv": 4, "em3d": 5, "gauss": 6}
@@ -40,26 +43,31 @@ def configs():
             yield "floating", p, t
 
 
+def one_run(app: str, pol: str, p: int, t: int, c, requests: int, seed: int) -> tuple[str, dict]:
+    """One simulation and its row (module-level: the process pool runs it by name)."""
+    kw = dict(policy=pol, cpus=p, threads=t, seed=seed)
+    if c is not None:
+        r = protoproc.simulate("synthetic", c_us=c, requests=requests, **kw)
+        return "synthetic", {"c_us": c, "policy": pol, "sim_us": r["mean_node_finish_us"],
+                             "model_us": r["model"]["time_us"], "difference_pct": r["model"]["difference_pct"],
+                             "queue_wait_us": r["mean_queue_wait_us"]}
+    r = protoproc.simulate(app, **kw)
+    return "apps", {"app": app, "policy": pol, "cpus": p, "threads": t,
+                    "time_us": r["execution_time_us"], "total": r["total"],
+                    "latency_us": r["mean_miss_latency_us"], "misses": r["misses"]}
+
+
 def run(a: argparse.Namespace) -> dict:
     out: dict = {"table2": protoproc.table2(seed=a.seed)}
     out["model"] = protoproc.model(ratios=list(RATIOS))
     runs = [("synthetic", pol, cpus, 1, c) for c in SYNTH_C for pol, cpus in (("single", 1), ("fixed", 2), ("floating", 2))]
     runs += [(app, pol, p, t, None) for app in APPS for pol, p, t in configs()]
     out["synthetic"], out["apps"] = [], []
-    with _ui.progress("protoproc", "runs", len(runs)) as bar:
-        for i, (app, pol, p, t, c) in enumerate(runs):
-            kw = dict(policy=pol, cpus=p, threads=t, seed=a.seed)
-            if c is not None:
-                r = protoproc.simulate("synthetic", c_us=c, requests=a.requests, **kw)
-                out["synthetic"].append({"c_us": c, "policy": pol, "sim_us": r["mean_node_finish_us"],
-                                         "model_us": r["model"]["time_us"], "difference_pct": r["model"]["difference_pct"],
-                                         "queue_wait_us": r["mean_queue_wait_us"]})
-            else:
-                r = protoproc.simulate(app, **kw)
-                out["apps"].append({"app": app, "policy": pol, "cpus": p, "threads": t,
-                                    "time_us": r["execution_time_us"], "total": r["total"],
-                                    "latency_us": r["mean_miss_latency_us"], "misses": r["misses"]})
-            bar.update(i + 1, label=f"{app} {pol} P={p} T={t}")
+    # Every run is independent: the sweep machinery's process pool, results in this order.
+    rows = map_ordered(one_run, [(*r, a.requests, a.seed) for r in runs], workers=a.workers, what="protoproc",
+                       label=lambda x: f"{x[0]} {x[1]} P={x[2]} T={x[3]}")
+    for kind, row in rows:
+        out[kind].append(row)
     return out
 
 
@@ -184,7 +192,10 @@ def main() -> None:
     ap.add_argument("--plot-dir", type=Path, default=Path("out"))
     ap.add_argument("--requests", type=int, default=2000, help="requests per node of the synthetic runs")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=None, help="runs at once, one process each (default: every core)")
     a = ap.parse_args()
+    if a.workers is not None and a.workers < 1:
+        ap.error("--workers must be at least 1")
     md_path = _ui.output_path(a.markdown, "--markdown")
     js_path = _ui.output_path(a.json, "--json")
     folder = _ui.output_dir(a.plot_dir, "--plot-dir")

@@ -3,7 +3,7 @@
 Each group of commands lives in its own module and registers itself here:
 ``cli_app`` (graph, profile, elements, gen-trace), ``cli_arch`` (arch list/show), ``cli_np``
 (simulate, maxrate, bottleneck, explore), ``cli_tdpm`` (map), ``cli_noc`` (noc, stream), ``cli_protoproc`` (protoproc), ``cli_rtc``
-(rtc, conflicts) and ``cli_rerun`` (rerun). Shared behaviour (tables, progress, output files, JSON records) is in
+(rtc, conflicts), ``cli_rerun`` (rerun) and ``cli_sweep`` (sweep, compare-runs, report). Shared behaviour (tables, progress, output files, JSON records) is in
 ``pktflow._ui``.
 
 Exit codes: 0 success; 2 a usage error or bad input (one line on stderr naming the file, line or
@@ -58,10 +58,23 @@ def _register() -> None:
         cli_rerun,
         cli_rtc,
         cli_runtime,
+        cli_sweep,
         cli_tdpm,
     )
 
-    for m in (cli_app, cli_arch, cli_np, cli_tdpm, cli_noc, cli_protoproc, cli_rtc, cli_runtime, cli_compare, cli_rerun):
+    for m in (
+        cli_app,
+        cli_arch,
+        cli_np,
+        cli_tdpm,
+        cli_noc,
+        cli_protoproc,
+        cli_rtc,
+        cli_runtime,
+        cli_compare,
+        cli_rerun,
+        cli_sweep,
+    ):
         m.register(app)
 
 

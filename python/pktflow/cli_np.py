@@ -708,6 +708,14 @@ def register(app: typer.Typer) -> None:
             None, "--plot", help="Write speedup and absolute rate against PEs (as Figure 7 of the NPIRE paper) to this PNG."
         ),
         csv_path: Optional[Path] = typer.Option(None, "--csv", help="Write one row per point to this CSV file."),
+        workers: Optional[int] = typer.Option(
+            None,
+            "--workers",
+            min=1,
+            max=256,
+            help="Points computed at once, one thread each (the result is the same for any number). "
+            "Default: every core.",
+        ),
     ) -> None:
         """For each PE count and replication scope: the mapping found, its maximum sustainable rate,
         the speedup over 4 PEs with no replication (as Figure 7 of the NPIRE paper) and what limits it.
@@ -757,6 +765,7 @@ def register(app: typer.Typer) -> None:
                 bottleneck=False if no_bottleneck else None,
                 threshold=threshold,
                 progress=progress,
+                workers=workers,
             )
         wall = time.monotonic() - t0
         if csv_path is not None and doc["points"]:

@@ -413,6 +413,7 @@ def explore(
     destinations: Optional[Union[str, Destinations]] = None,
     warmup_packets: Optional[int] = None,
     transform: Any = None,
+    workers: Optional[int] = None,
 ) -> dict:
     """For each PE count and replication scope: the mapping ``mapper`` finds, its maximum
     sustainable rate, the speedup over ``baseline_pes`` PEs with no replication (the
@@ -420,8 +421,11 @@ def explore(
     B and M idealized alone). Returns ``points``, ``weights``, ``baseline_packets_per_second``,
     ``settings`` and ``interrupted`` (true when Ctrl-C stopped the sweep: ``points`` are the
     finished ones). ``progress(done, total, label)`` is called before each point.
+
+    The points run on ``workers`` threads (default: every core); the result does not depend on
+    how many.
     """
-    e: dict = {"bottleneck": bottleneck, "threshold": threshold, "baseline_pes": baseline_pes}
+    e: dict = {"bottleneck": bottleneck, "threshold": threshold, "baseline_pes": baseline_pes, "workers": workers}
     if pes is not None:
         e["pes"] = parse_pes(pes)
     if replication is not None:

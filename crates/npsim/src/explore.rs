@@ -26,10 +26,17 @@ pub struct ExploreConfig {
     pub threshold: f64,
     /// PE count of the normalization point (with no replication).
     pub baseline_pes: u32,
+    /// Worker threads over the points (0, the default: every core). It does not change the
+    /// result, so it is not echoed in the result's settings.
+    #[serde(skip_serializing)]
+    pub workers: usize,
 }
 
 /// Most points of one exploration (PE counts times scopes).
 pub const MAX_POINTS: usize = 4096;
+
+/// Most worker threads of one exploration.
+pub const MAX_WORKERS: usize = 256;
 
 impl ExploreConfig {
     /// Every field in its range; messages name the field as `explore.FIELD` and the option.
@@ -45,6 +52,12 @@ impl ExploreConfig {
                 "explore: {} PE counts times {} scopes is more than {MAX_POINTS} points",
                 self.pes.len(),
                 self.replications.len()
+            ));
+        }
+        if self.workers > MAX_WORKERS {
+            return Err(format!(
+                "explore.workers (--workers) must be 0 (every core) to {MAX_WORKERS}, got {}",
+                self.workers
             ));
         }
         if self.baseline_pes == 0 || self.baseline_pes > max {
@@ -76,6 +89,7 @@ impl Default for ExploreConfig {
             bottleneck: true,
             threshold: 1.05,
             baseline_pes: 4,
+            workers: 0,
         }
     }
 }
@@ -324,8 +338,111 @@ fn point(
     })
 }
 
-/// Run the sweep. `progress(done, total, label)` is called before each point and once at the
-/// end (done = total).
+/// One job of the sweep: a point of the grid, or the baseline measured apart.
+#[derive(Clone, Copy)]
+struct Job {
+    pes: u32,
+    rep: Replication,
+    /// The baseline measured apart (without transformations, no bottleneck ranking).
+    baseline: bool,
+}
+
+/// What a worker tells the thread that called [`explore`].
+enum Msg<T> {
+    Started(usize),
+    Finished(usize, Result<T, String>),
+}
+
+/// The number of worker threads `explore.workers` asks for: 0 (the default) means every core
+/// (`std::thread::available_parallelism`), never more threads than jobs.
+pub fn resolve_workers(requested: usize, jobs: usize) -> usize {
+    let n = if requested == 0 {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        requested
+    };
+    n.clamp(1, jobs.max(1))
+}
+
+/// Run `jobs` on `workers` threads (or inline with one), taking them in order from a shared
+/// counter. Results come back indexed like `jobs`, so the outcome does not depend on the number
+/// of workers. `started(i)` is called on the calling thread when job `i` starts. After an error
+/// or Ctrl-C no further job starts; jobs already running finish (they stop promptly on Ctrl-C
+/// themselves). A job that never ran is `None`.
+fn run_jobs<T: Send>(
+    jobs: usize,
+    workers: usize,
+    work: impl Fn(usize) -> Result<T, String> + Sync,
+    mut started: impl FnMut(usize, usize),
+) -> Vec<Option<Result<T, String>>> {
+    let mut out: Vec<Option<Result<T, String>>> = (0..jobs).map(|_| None).collect();
+    let stop = || pktflow_model::cancel::requested();
+    if workers <= 1 {
+        // In order: job i starts when i jobs are done.
+        for (i, slot) in out.iter_mut().enumerate() {
+            if stop() {
+                break;
+            }
+            started(i, i);
+            let r = work(i);
+            let failed = r.is_err();
+            *slot = Some(r);
+            if failed {
+                break;
+            }
+        }
+        return out;
+    }
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let (tx, rx) = std::sync::mpsc::channel::<Msg<T>>();
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, failed, work) = (&next, &failed, &work);
+            s.spawn(move || loop {
+                if failed.load(Ordering::Relaxed) || pktflow_model::cancel::requested() {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= jobs {
+                    break;
+                }
+                if tx.send(Msg::Started(i)).is_err() {
+                    break;
+                }
+                let r = work(i);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                if tx.send(Msg::Finished(i, r)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        let mut done = 0;
+        for msg in rx {
+            match msg {
+                Msg::Started(i) => started(i, done),
+                Msg::Finished(i, r) => {
+                    done += 1;
+                    out[i] = Some(r);
+                }
+            }
+        }
+    });
+    out
+}
+
+/// Run the sweep. `progress(done, total, label)` is called on the calling thread before each
+/// point starts (`done` counts the finished steps, step 1 included; `label` names the point
+/// starting) and once at the end (done = total).
+///
+/// The points are independent: after step 1 they run on `e.workers` threads (0: every core),
+/// and the result is the same, point for point and in the same order, for any number of
+/// workers. On Ctrl-C the finished points are returned (in grid order) with `interrupted`.
 pub fn explore(
     spec: &AppSpec,
     cfg: &SimConfig,
@@ -356,52 +473,63 @@ pub fn explore(
     progress(0, total, "step 1: one task per PE, unlimited PEs");
     let p0 = Prepared::new(spec)?;
     let prof = p0.measure(cfg, m.start_cycles)?;
-    let mut done = 1;
-    let mut points = Vec::new();
-    let mut interrupted = false;
-    let mut base = None;
+    let mut jobs = Vec::with_capacity(total - 1);
     if !base_in_sweep {
-        progress(
-            done,
-            total,
-            &format!("baseline: {} PEs, none", e.baseline_pes),
-        );
-        match point(
-            spec,
-            e.baseline_pes,
-            Replication::None,
-            &prof,
-            &base_cfg,
-            m,
-            e,
-            false,
-        ) {
-            Ok(b) => base = Some(b.packets_per_second),
-            Err(_) if pktflow_model::cancel::requested() => interrupted = true,
-            Err(x) => return Err(x),
-        }
-        done += 1;
+        jobs.push(Job {
+            pes: e.baseline_pes,
+            rep: Replication::None,
+            baseline: true,
+        });
     }
-    'sweep: for &n in &e.pes {
+    for &n in &e.pes {
         for &rep in &e.replications {
-            if interrupted {
-                break 'sweep;
+            jobs.push(Job {
+                pes: n,
+                rep,
+                baseline: false,
+            });
+        }
+    }
+    let workers = resolve_workers(e.workers, jobs.len());
+    let results = run_jobs(
+        jobs.len(),
+        workers,
+        |i| {
+            let j = jobs[i];
+            if j.baseline {
+                point(spec, j.pes, j.rep, &prof, &base_cfg, m, e, false)
+            } else {
+                point(spec, j.pes, j.rep, &prof, cfg, m, e, e.bottleneck)
             }
-            let label = format!("{n} PEs, {}", rep_name(rep));
-            progress(done, total, &label);
-            let pt = match point(spec, n, rep, &prof, cfg, m, e, e.bottleneck) {
-                Ok(pt) => pt,
-                Err(_) if pktflow_model::cancel::requested() => {
-                    interrupted = true;
-                    break 'sweep;
-                }
-                Err(x) => return Err(x),
+        },
+        |i, done| {
+            let j = jobs[i];
+            let label = if j.baseline {
+                format!("baseline: {} PEs, none", j.pes)
+            } else {
+                format!("{} PEs, {}", j.pes, rep_name(j.rep))
             };
-            if n == e.baseline_pes && rep == Replication::None {
-                base = Some(pt.packets_per_second);
+            progress(1 + done, total, &label);
+        },
+    );
+    let cancelled = pktflow_model::cancel::requested();
+    // The first error in grid order decides, unless Ctrl-C caused it.
+    let mut interrupted = false;
+    let mut points = Vec::new();
+    let mut base = None;
+    for (j, r) in jobs.iter().zip(results) {
+        match r {
+            None => interrupted = true,
+            Some(Err(_)) if cancelled => interrupted = true,
+            Some(Err(x)) => return Err(x),
+            Some(Ok(pt)) => {
+                if j.baseline || (j.pes == e.baseline_pes && j.rep == Replication::None) {
+                    base = Some(pt.packets_per_second);
+                }
+                if !j.baseline {
+                    points.push(pt);
+                }
             }
-            points.push(pt);
-            done += 1;
         }
     }
     if !interrupted {

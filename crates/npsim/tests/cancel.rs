@@ -25,8 +25,9 @@ fn explore_returns_the_finished_points_marked_interrupted() {
     let _g = ONE_AT_A_TIME.lock().unwrap();
     cancel::reset();
     let req = r#"{"spec": {"packets": 300, "mapper": "round-robin"},
-                  "explore": {"pes": [4, 8, 12], "replications": ["none"], "bottleneck": false}}"#;
-    // Interrupt once the first point (4 PEs) is done: the progress call before the second.
+                  "explore": {"pes": [4, 8, 12], "replications": ["none"], "bottleneck": false,
+                              "workers": 1}}"#;
+    // One worker runs the points in order. Interrupt once the first point (4 PEs) is done: the progress call before the second.
     let out = explore_json(req, |done, _, _| {
         if done == 2 {
             cancel::request();
@@ -49,4 +50,33 @@ fn explore_returns_the_finished_points_marked_interrupted() {
     .unwrap_err();
     cancel::reset();
     assert_eq!(e, "interrupted");
+}
+
+#[test]
+fn parallel_explore_keeps_finished_points_in_grid_order() {
+    let _g = ONE_AT_A_TIME.lock().unwrap();
+    cancel::reset();
+    let req = r#"{"spec": {"packets": 300, "mapper": "round-robin"},
+                  "explore": {"pes": [4, 8, 12, 16], "replications": ["none"], "bottleneck": false,
+                              "workers": 2}}"#;
+    // Interrupt once two points have finished: at most the two running then may still finish.
+    let out = explore_json(req, |done, _, _| {
+        if done >= 3 {
+            cancel::request();
+        }
+    })
+    .unwrap();
+    cancel::reset();
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["interrupted"], true);
+    let pes: Vec<u64> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["pes"].as_u64().unwrap())
+        .collect();
+    assert!(pes.len() >= 2 && pes.len() < 4, "{pes:?}");
+    let mut sorted = pes.clone();
+    sorted.sort();
+    assert_eq!(pes, sorted, "points out of grid order");
 }
