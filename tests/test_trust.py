@@ -293,3 +293,18 @@ def test_progress_prints_between_updates_off_a_terminal(monkeypatch, capsys):
     lines = [ln for ln in capsys.readouterr().err.splitlines() if ln.startswith("search: 1/10")]
     assert len(lines) >= 3, lines
     assert all("ETA" in ln for ln in lines)
+
+
+def test_output_files_get_the_permissions_of_a_plain_open(tmp_path):
+    """Files written through ``_ui.atomic_write`` are not left owner-only (mkstemp's 0600)."""
+    import os
+
+    from pktflow._ui import atomic_write
+
+    umask = os.umask(0o022)
+    try:
+        with atomic_write(tmp_path / "table.csv") as f:
+            f.write("a,b\n")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "table.csv").stat().st_mode & 0o777 == 0o644

@@ -326,6 +326,11 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     p = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".partial", dir=str(p.parent or Path(".")))
     os.close(fd)
+    # mkstemp creates the file 0600; an output file gets the permissions a plain open() would
+    # give it (0666 less the umask), so reports and tables stay readable by others.
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)
     try:
         yield Path(tmp)
         os.replace(tmp, p)
