@@ -116,9 +116,7 @@ def test_npire_fig8_and_sensitivity_are_the_scripts_runs():
         if "arch_cpi" in setup:
             d["set"] = f"np.cycles_per_instruction={setup['arch_cpi']}"
         for pes, rep, mapper in ((4, "none", "greedy"), (32, "global", "round-robin")):
-            expect.append(
-                {**d, "pes": str(pes), "replication": rep, "mapper": mapper, "packets": "3000", "seed": "1"}
-            )
+            expect.append({**d, "pes": str(pes), "replication": rep, "mapper": mapper, "packets": "3000", "seed": "1"})
     got = [_opts(p.argv[2:]) for p in sens]
     assert sorted(json.dumps(x, sort_keys=True) for x in got) == sorted(json.dumps(x, sort_keys=True) for x in expect)
 
@@ -131,7 +129,13 @@ def test_npire_fig9_fig10_are_the_scripts_runs():
     got9 = set()
     for p in f9:
         o = _opts(p.argv[2:])
-        assert (o["pes"], o["replication"], o["mapper"], o["packets"], o["seed"]) == ("4:32:4", "global", "greedy", "2000", "1")
+        assert (o["pes"], o["replication"], o["mapper"], o["packets"], o["seed"]) == (
+            "4:32:4",
+            "global",
+            "greedy",
+            "2000",
+            "1",
+        )
         assert o["destinations"] == "per-port" and o["no-bottleneck"] is True
         got9.add((p.argv[1], o.get("transform")))
     assert got9 == want9
@@ -145,7 +149,9 @@ def test_npire_fig9_fig10_are_the_scripts_runs():
     assert got10 == want10
 
 
-@pytest.mark.parametrize(("name", "size_opt", "sizes"), [("slowpath.toml", "pes", "2,4,8"), ("slowpath_rtc.toml", "cores", "1,2,4")])
+@pytest.mark.parametrize(
+    ("name", "size_opt", "sizes"), [("slowpath.toml", "pes", "2,4,8"), ("slowpath_rtc.toml", "cores", "1,2,4")]
+)
 def test_slowpath_files_are_the_scripts_runs(name, size_opt, sizes):
     s = _script("slowpath")
     want = {
@@ -175,7 +181,12 @@ def test_appendix_b_and_tdpm_fig5_are_the_scripts_grids():
     got = set()
     for p in ex.load(EXP / "netthreads_appendix_b.toml").points():
         o = _opts(p.argv[2:])
-        assert (o["scheduler"], o["criterion"], o["window-seconds"], o["packets"]) == ("lock-aware", "saturation", "0.01", "2000")
+        assert (o["scheduler"], o["criterion"], o["window-seconds"], o["packets"]) == (
+            "lock-aware",
+            "saturation",
+            "0.01",
+            "2000",
+        )
         got.add((o["cores"], o["iter-non-tm"], o["iter-tm"], o["range"], o["sync"]))
     assert got == want
     t = _script("tdpm_fig5")
@@ -205,7 +216,13 @@ def test_tdpm_fig5_sweep_gives_the_scripts_figures(tmp_path, capsys):
     assert len(df) == 4 and df["forwarding_gbps"].notna().all()
     for _, r in df.iterrows():
         want = tdpm.map_app(
-            "l3switch", mapper=r["mapper"], engines=int(r["engines"]), packets=200, seed=1, offered_gbps=3.0, packet_bytes=64
+            "l3switch",
+            mapper=r["mapper"],
+            engines=int(r["engines"]),
+            packets=200,
+            seed=1,
+            offered_gbps=3.0,
+            packet_bytes=64,
         )
         assert r["forwarding_gbps"] == pytest.approx(want["forwarding_gbps"], rel=1e-12)
         assert r["copies"] == want["copies"]
@@ -229,5 +246,39 @@ def test_slowpath_sweep_point_equals_the_scripts_call(tmp_path, capsys):
         for _, marked in marks:
             r = npsim.maxrate(app, pes=2, packets=60, sim={"slow_path": {"policy": "single", "elements": marked}})
             want[(app, ",".join(marked))] = r["packets_per_second"]
-    got = {(r["app"], r["slow-path"] if isinstance(r["slow-path"], str) else ""): r["packets_per_second"] for _, r in df.iterrows()}
+    got = {
+        (r["app"], r["slow-path"] if isinstance(r["slow-path"], str) else ""): r["packets_per_second"]
+        for _, r in df.iterrows()
+    }
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_four_cycles_per_instruction_by_set_equals_the_scripts_preset_copy(tmp_path):
+    """The sensitivity file's 4-CPI variant overrides the preset with --set where the script
+    writes a copy of presets/npire.toml with the value replaced: the same machine."""
+    from pktflow import npsim
+
+    text = (ROOT / "presets" / "npire.toml").read_text()
+    assert text.count("cycles_per_instruction = 1") == 1
+    copy = tmp_path / "npire_cpi4.toml"
+    copy.write_text(text.replace("cycles_per_instruction = 1", "cycles_per_instruction = 4"))
+    common = dict(pes=4, replication="none", packets=150, seed=1, mapper="greedy")
+    by_file = npsim.maxrate("router", arch=str(copy), **common)
+    by_set = npsim.maxrate("router", arch_set=["np.cycles_per_instruction=4"], **common)
+    plain = npsim.maxrate("router", **common)
+    assert by_set["packets_per_second"] == by_file["packets_per_second"]
+    assert by_set["packets_per_second"] < plain["packets_per_second"]
+
+
+def test_report_draws_a_sweep_whose_variable_mixes_false_and_text(tmp_path, capsys):
+    """slowpath.toml's slow-path variable is false (no extra element) or a name: the results keep
+    it as text with an empty cell, and the report draws it."""
+    out = tmp_path / "slow"
+    args = ["sweep", str(EXP / "slowpath.toml"), "--out", str(out), "--workers", "1"]
+    args += ["--set", "pes=2", "--set", "slow-path-policy=floating", "--set", "packets=40"]
+    assert _main(args) == 0
+    df = pd.read_csv(out / "results.csv")
+    assert df["slow-path"].isna().sum() == 2 and set(df["slow-path"].dropna()) == {"arpq0", "in_arpq", "ARPQuerier"}
+    assert _main(["report", str(out), "--html", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert page.count('<figure class="plot"') == 1
