@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -307,3 +308,31 @@ def test_every_kept_metric_is_found_in_a_tiny_run(name, tmp_path, capsys):
     df = pd.read_parquet(out / "results.parquet")
     for col in [*e.keep, *e.keep_root, *e.row_id]:
         assert df[col].notna().any(), f"{name}: {col} is empty in every row"
+
+
+@pytest.mark.parametrize(
+    "engine_args",
+    [
+        ["--pes", "1,2", "--packets", "40"],
+        ["--engine", "rtc", "--cores", "1,2", "--packets", "40", "--window-seconds", "0.0005"],
+    ],
+    ids=["npsim", "rtc"],
+)
+def test_slowpath_script_output_is_the_same_on_one_and_two_workers(engine_args, tmp_path):
+    """slowpath.py runs its searches on the sweep's process pool and replays the table over the
+    results in grid order: its printed table and JSON do not depend on the number of workers
+    (1 PE makes Fixed fail, so the errors' rows are covered)."""
+    outs = []
+    for w in ("1", "2"):
+        js = tmp_path / f"w{w}.json"
+        r = subprocess.run(
+            [sys.executable, str(EXP / "slowpath.py"), *engine_args, "--workers", w, "--json", str(js)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert r.returncode == 0, r.stderr
+        outs.append((r.stdout, js.read_text()))
+    assert outs[0] == outs[1]
+    rows = json.loads(outs[0][1])["rows"]
+    assert len(rows) == 6 * 2 and all(r["winner"] for r in rows)
