@@ -10,10 +10,11 @@ for Router; 1.8% at 12 and 2.2% at 32 for NAT), the locality transformation's re
 the splitting loop's decisions, and the packet latency with and without early signalling at
 half the untransformed maximum rate (section 5: 8% lower on average for Router).
 
-The set-up is that of experiments/npire_fig7_fig8.py (docs/reproductions.md): the `npire`
-preset, FIFO scheduling, one request per 32-bit word, the greedy mapper, locks released once the
-section's last access is issued and destinations loading both output ports equally. The
-transformations' own conventions are in docs/npsim-transforms.md. Run:
+The set-up: the `npire` preset, FIFO scheduling, one request per 32-bit word and locks released
+once the section's last access is issued (as in experiments/npire_fig7_fig8.py), the greedy
+mapper (Figure 7 there: greedy+replicate) and destinations loading both output ports equally
+(Figures 7 and 8 there: the generator's Zipf default; its sensitivity table shows what this
+choice changes). The transformations' own conventions are in docs/npsim-transforms.md. Run:
 
     python experiments/npire_fig9_fig10.py [--packets 2000] [--pes 4:32:4] [--out out/npire-xform]
 
@@ -35,7 +36,7 @@ from pktflow._ui import Tasks as Progress
 from rich.table import Table
 
 APPS = ("router", "nat")
-# The same set-up as Figures 7 and 8 (experiments/npire_fig7_fig8.py).
+# The set-up of Figures 7 and 8 (experiments/npire_fig7_fig8.py) with per-port destinations.
 SETUP = {"scheduling": "fifo", "lock_release": "after-issue", "wide_accesses": False, "destinations": "per-port"}
 # Figure 9's lines: (label, transformations), all with a global task queue.
 FIG9 = (
@@ -211,7 +212,9 @@ def main() -> None:
     ap.add_argument("--packets", type=int, default=2000, help="synthetic packets per simulation")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--pes", default="4:32:4", help="PE counts")
-    ap.add_argument("--mapper", default="greedy", help="greedy (as Figures 7 and 8) or greedy+replicate")
+    ap.add_argument(
+        "--mapper", default="greedy", help="greedy (the default) or greedy+replicate (Figure 7's in npire_fig7_fig8.py)"
+    )
     ap.add_argument("--out", type=Path, default=Path("out/npire-xform"))
     ap.add_argument("--skip-fig10", action="store_true")
     ap.add_argument("--skip-latency", action="store_true")

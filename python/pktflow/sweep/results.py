@@ -58,6 +58,14 @@ def table(exp, points, records: dict[int, dict]) -> pd.DataFrame:
         cols += ["row", *exp.row_id, *exp.keep_root]
     cols += [*exp.keep, "error", "key"]
     df = pd.DataFrame(rows, columns=cols)
+    # A variable whose values mix types (typically `false`, the option left out, beside strings)
+    # is stored as text, `false` as an empty cell: a Parquet column holds one type.
+    from pktflow.sweep.experiment import _text
+
+    for c in exp.variables():
+        kinds = {type(v) for v in df[c] if v is not None}
+        if len(kinds) > 1 and kinds & {str, bool}:
+            df[c] = pd.Series([None if v is None or v is False else _text(v) for v in df[c]], dtype=object)
     return df
 
 
