@@ -248,6 +248,27 @@ mod tests {
         assert_eq!(pull_names(), ["dor", "adaptive"]);
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+
+        /// Any name: a registered function (whose name or alias it is, up to case and blanks)
+        /// or one error line listing the known names; never a panic.
+        #[test]
+        fn lookup_of_arbitrary_names(name in "\\PC{0,12}|(?i)( ?(dor|xy|yx|tentacle|ideal) ?)") {
+            match lookup(&name) {
+                Ok(r) => {
+                    let key = name.trim().to_ascii_lowercase();
+                    proptest::prop_assert!(r.name() == key || r.aliases().contains(&key.as_str()));
+                }
+                Err(e) => {
+                    let e = e.to_string();
+                    proptest::prop_assert!(e.contains("unknown routing") && e.contains("tentacle"));
+                    proptest::prop_assert!(!e.contains('\n') || name.trim().contains('\n'));
+                }
+            }
+        }
+    }
+
     /// Every registered function on random placements of 4x4 and 3x5 meshes: circuits are
     /// valid disjoint walks, packet paths are valid walks to the destinations, and the link
     /// loads count each path's hops (fractionally for adaptive).
