@@ -33,7 +33,9 @@ SHORT = dict(warmup=500, measure=3000)
 def test_catalog_lists_nine_benchmarks_and_routers():
     c = noc.catalog()
     assert len(c["benchmarks"]) == 9
-    assert set(c["routings"]) == {"dor", "adaptive", "tentacle", "ideal", "negotiated", "exact"}
+    assert set(c["routings"]) == {"dor", "adaptive", "tentacle", "ideal", "negotiated", "exact", "yx"}
+    assert set(c["routing_help"]) == set(c["routings"])
+    assert all(isinstance(h, str) and h for h in c["routing_help"].values())
     assert c["default_mesh"]["virtual_channels"] == 4
     assert c["default_mesh"]["buffer_depth_flits"] == 8
 

@@ -158,6 +158,36 @@ def test_python_api_returns_dataframes():
     assert isinstance(noc.link_loads_frame(r), pd.DataFrame)
 
 
+def test_stream_routing_choices_come_from_the_registry(capsys):
+    # every registered stream routing function is a --routing choice with its help line
+    import typer.main
+
+    from pktflow.cli import app
+
+    cat = noc.catalog()
+    cmd = typer.main.get_command(app).commands["stream"]
+    (opt,) = [p for p in cmd.params if "--routing" in p.opts]
+    from pktflow.cli_noc import StreamRouting
+
+    assert [m.value for m in StreamRouting] == cat["routings"]
+    for name in cat["routings"]:
+        assert f"{name}: {cat['routing_help'][name]}" in opt.help
+    # yx: circuits on the YX paths when they share no link, else every stream falls back to dor
+    code, out, err = run(["stream", "AudioBeam", "--mesh", "2x2", "--routing", "yx", "--no-sim", "--json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["routing_requested"] == "yx"
+    if doc["route"]["circuits"]:
+        assert doc["routing_used"] == "yx" and not doc["route"]["fallback"]
+        for r in doc["routes"]:
+            # Y first: no vertical move after a horizontal one
+            p = r["path"]
+            assert p == "".join(sorted(p, key=lambda c: c in "EW"))
+    else:
+        assert doc["routing_used"] == "dor" and doc["route"]["fallback"]
+        assert "YX paths collide" in doc["route"]["detail"]
+
+
 def test_help_lists_choices_and_every_option_has_help(capsys):
     for cmd in ("noc", "stream"):
         code, out, err = run([cmd, "--help"], capsys)

@@ -34,13 +34,8 @@ class Compat(str, enum.Enum):
 PacketRouting = enum.Enum("PacketRouting", {n: n for n in _CATALOG["packet_routings"]}, type=str)
 
 
-class StreamRouting(str, enum.Enum):
-    dor = "dor"
-    adaptive = "adaptive"
-    tentacle = "tentacle"
-    ideal = "ideal"
-    negotiated = "negotiated"
-    exact = "exact"
+#: the stream routing functions registered in the core (crates/noc/src/routing/stream)
+StreamRouting = enum.Enum("StreamRouting", {n: n for n in _CATALOG["routings"]}, type=str)
 
 
 class Comm(str, enum.Enum):
@@ -344,8 +339,9 @@ def stream_cmd(
     routing: Optional[StreamRouting] = typer.Option(
         None,
         "--routing",
-        help="How streams cross the mesh [default: tentacle]. tentacle, negotiated and exact look for disjoint "
-        "circuits and fall back to dor when they find none; ideal is a 1-cycle network.",
+        help="How streams cross the mesh [default: tentacle]. "
+        + "; ".join(f"{n}: {_CATALOG['routing_help'][n]}" for n in _CATALOG["routings"])
+        + ".",
     ),
     comm: Optional[Comm] = typer.Option(
         None, "--comm", help="push (producer sends) or pull (consumer requests; dor/adaptive only) [default: push]."

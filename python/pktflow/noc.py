@@ -291,8 +291,9 @@ def run_stream(
 ) -> dict[str, Any]:
     """Partition the graph onto the mesh, lay it out, route its streams and simulate it.
 
-    ``routing``: dor (default), adaptive, tentacle, ideal, negotiated, exact; a disjoint-path
-    router that fails falls back to dor (``routing_used``, ``route.fallback``). ``comm``: push
+    ``routing``: a name of ``catalog()["routings"]`` (described in ``catalog()["routing_help"]``;
+    default tentacle); a disjoint-path router that fails falls back to dor (``routing_used``,
+    ``route.fallback``). ``comm``: push
     (default) or pull (pull only on dor/adaptive). ``scales``: computation scaling factors
     (cycles per unit of StreamIt work); None = automatic sweep down to 0. Returns throughput
     points (steady-state iterations per 1000 cycles), ``saturation_throughput`` (null without

@@ -10,9 +10,10 @@ use crate::graph::{
 use crate::layout::{anneal, Layout};
 use crate::report::{contention, link_table, router_heatmap};
 use crate::req::Fields;
+use crate::routing::stream::{self, Routed, StreamInput, StreamRouter};
 use crate::routing::{
-    check_disjoint, exact, link_loads_adaptive, link_loads_paths, negotiated, registry, tentacle,
-    tentacle_order, tentacle_retry, ExactOutcome, Mesh, RoutingKind, StreamReq,
+    check_disjoint, exact, link_loads_paths, negotiated, tentacle, tentacle_order, tentacle_retry,
+    ExactOutcome, Mesh, StreamReq, TentacleResult,
 };
 use crate::sim::setup::setup_times;
 use crate::sim::stream::{
@@ -623,10 +624,13 @@ pub struct RouteOutcome {
     /// Wall-clock routing time (reported under `timing`).
     #[serde(skip)]
     pub seconds: f64,
+    /// The control-flit search that set the circuits up, when the routing models it.
+    #[serde(skip)]
+    pub setup_trace: Option<TentacleResult>,
 }
 
 pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Result<RouteOutcome> {
-    let kind = registry(name)?;
+    let router = stream::lookup(name)?;
     let reqs: Vec<StreamReq> = m
         .part
         .streams
@@ -638,83 +642,66 @@ pub fn route(m: &Mapped, name: &str, r: &StreamReqJson, tile_of: &[usize]) -> Re
         })
         .collect();
     let t0 = Instant::now();
-    let disjoint =
-        |paths: Option<Vec<Vec<u8>>>, failed: Option<usize>, attempts: usize, detail: String| {
-            let circuits = paths.is_some();
-            RouteOutcome {
-                routing: name.to_string(),
-                used: if circuits {
-                    name.to_string()
-                } else {
-                    "dor".into()
-                },
-                circuits,
-                fallback: !circuits,
-                failed_stream: failed,
-                attempts,
-                detail,
-                fabric: match &paths {
-                    Some(p) => FabricKind::Circuit(p.clone()),
-                    None => FabricKind::Packet(PacketRouting::Dor),
-                },
-                // on fallback every stream takes its XY path
-                paths: paths
-                    .or_else(|| Some(reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect())),
-                seconds: 0.0,
-            }
-        };
-    let mut out = match kind {
-        RoutingKind::Dor | RoutingKind::Adaptive => RouteOutcome {
-            routing: name.into(),
-            used: name.into(),
-            circuits: false,
-            fallback: false,
-            failed_stream: None,
-            attempts: 1,
-            detail: String::new(),
-            fabric: FabricKind::Packet(if kind == RoutingKind::Dor {
-                PacketRouting::Dor
-            } else {
-                PacketRouting::Adaptive
-            }),
-            paths: if kind == RoutingKind::Dor {
-                Some(reqs.iter().map(|q| m.mesh.dor_path(q.src, q.dst)).collect())
-            } else {
-                None
-            },
-            seconds: 0.0,
-        },
-        RoutingKind::Ideal => RouteOutcome {
-            routing: name.into(),
-            used: name.into(),
-            circuits: false,
-            fallback: false,
-            failed_stream: None,
-            attempts: 1,
-            detail: "ideal network: 1-cycle latency, per-node injection/ejection bandwidth".into(),
-            fabric: FabricKind::Ideal,
-            paths: None,
-            seconds: 0.0,
-        },
-        RoutingKind::Tentacle => {
-            let (res, attempts) = tentacle_retry(&m.mesh, &reqs, r.retries, r.seed);
-            let detail = match res.failed_stream {
-                Some(s) => format!("stream {s} found no free path after exhaustive search; all streams fall back to DOR"),
-                None => format!("disjoint paths for all {} streams", reqs.len()),
-            };
-            disjoint(res.paths, res.failed_stream, attempts, detail)
-        }
-        RoutingKind::Negotiated => {
-            let (p, ok, iters) = negotiated(&m.mesh, &reqs, 60);
-            let detail = format!("negotiated congestion, {iters} iterations");
-            disjoint(ok.then_some(p), None, iters, detail)
-        }
-        RoutingKind::Exact => {
-            let (o, p, exp) = exact(&m.mesh, &reqs, r.exact_budget);
-            let detail = format!("exact search: {o:?} after {exp} expansions");
-            disjoint(p, None, 1, detail)
-        }
+    let routed = router.route(&StreamInput {
+        mesh: &m.mesh,
+        streams: &reqs,
+        retries: r.retries,
+        seed: r.seed,
+        exact_budget: r.exact_budget,
+    });
+    let mut out = RouteOutcome {
+        routing: name.into(),
+        used: name.into(),
+        circuits: false,
+        fallback: false,
+        failed_stream: None,
+        attempts: 1,
+        detail: String::new(),
+        fabric: FabricKind::Ideal,
+        paths: None,
+        seconds: 0.0,
+        setup_trace: None,
     };
+    match routed {
+        Routed::Packets {
+            routing,
+            paths,
+            detail,
+        } => {
+            out.fabric = FabricKind::Packet(routing);
+            out.paths = paths;
+            out.detail = detail;
+        }
+        Routed::Ideal { detail } => out.detail = detail,
+        Routed::Circuits {
+            paths,
+            attempts,
+            detail,
+            setup,
+        } => {
+            out.circuits = true;
+            out.attempts = attempts;
+            out.detail = detail;
+            out.fabric = FabricKind::Circuit(paths.clone());
+            out.paths = Some(paths);
+            out.setup_trace = setup;
+        }
+        Routed::Fallback {
+            to,
+            failed_stream,
+            attempts,
+            detail,
+        } => {
+            out.used = to.name().into();
+            out.fallback = true;
+            out.failed_stream = failed_stream;
+            out.attempts = attempts;
+            out.detail = detail;
+            out.fabric = FabricKind::Packet(to);
+            // on a fallback to XY routing every stream takes its XY path
+            out.paths = (to == PacketRouting::Dor).then(|| stream::xy_paths(&m.mesh, &reqs));
+        }
+    }
     if let Some(p) = out.paths.as_ref().filter(|_| out.circuits) {
         check_disjoint(&m.mesh, &reqs, p).map_err(|e| NocError::Routing {
             routing: name.into(),
@@ -819,6 +806,32 @@ pub fn simulate_with(
     Ok((pts, sat, interrupted))
 }
 
+/// The stream routing function `name`, refused when pull streams are asked for and it does not
+/// carry them.
+pub fn pull_checked(name: &str, comm: Comm) -> Result<StreamRouter> {
+    let router = stream::lookup(name)?;
+    if comm == Comm::Pull && !router.carries_pull() {
+        return Err(NocError::Param(format!(
+            "pull streams run on packet routing ({}), not `{}`",
+            stream::pull_names().join(", "),
+            router.name()
+        )));
+    }
+    Ok(router)
+}
+
+/// Set-up times of the circuits of `ro`, when they are in use and their routing modelled the
+/// control-flit search that found them.
+pub fn circuit_setup(
+    arch: &MeshArch,
+    ro: &RouteOutcome,
+) -> Result<Option<crate::sim::setup::SetupReport>> {
+    match &ro.setup_trace {
+        Some(t) if ro.circuits && t.paths.is_some() => Ok(Some(setup_times(arch, t)?)),
+        _ => Ok(None),
+    }
+}
+
 /// Map, route and simulate a stream graph. See `StreamReqJson` for the request fields.
 pub fn stream_run(req_json: &str) -> Result<String> {
     stream_run_with(req_json, &mut |_, _, _| {})
@@ -837,25 +850,13 @@ pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str))
         "pull" => Comm::Pull,
         o => return Err(NocError::Param(format!("comm `{o}` must be push or pull"))),
     };
-    let kind = registry(&r.routing)?;
-    if comm == Comm::Pull && !matches!(kind, RoutingKind::Dor | RoutingKind::Adaptive) {
-        return Err(NocError::Param(format!(
-            "pull streams run on packet routing (dor, adaptive), not `{}`",
-            kind.name()
-        )));
-    }
+    let router = pull_checked(&r.routing, comm)?;
     let m = map_graph(&r)?;
     let mut tile_of = m.layout.tile_of.clone();
     let mut ro = route(&m, &r.routing, &r, &tile_of)?;
     let mut layout_retries = 0;
     // retries with other layouts (re-anneal with other seeds) when a disjoint router failed
-    while ro.fallback
-        && matches!(
-            kind,
-            RoutingKind::Tentacle | RoutingKind::Negotiated | RoutingKind::Exact
-        )
-        && layout_retries < r.retries
-    {
+    while ro.fallback && router.relayout_on_fallback() && layout_retries < r.retries {
         layout_retries += 1;
         let l = crate::layout::anneal_routable(
             &m.mesh,
@@ -879,19 +880,7 @@ pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str))
             weight: s.items,
         })
         .collect();
-    let loads = match (&ro.paths, kind) {
-        (_, RoutingKind::Adaptive) => link_loads_adaptive(&m.mesh, &reqs),
-        (Some(p), _) => link_loads_paths(&m.mesh, &reqs, p),
-        (None, RoutingKind::Ideal) => vec![0.0; m.mesh.link_count_slots()],
-        (None, _) => link_loads_paths(
-            &m.mesh,
-            &reqs,
-            &reqs
-                .iter()
-                .map(|q| m.mesh.dor_path(q.src, q.dst))
-                .collect::<Vec<_>>(),
-        ),
-    };
+    let loads = router.link_loads(&m.mesh, &reqs, ro.paths.as_deref());
     let dor_loads = link_loads_paths(
         &m.mesh,
         &reqs,
@@ -900,17 +889,7 @@ pub fn stream_run_with(req_json: &str, progress: &mut dyn FnMut(u64, u64, &str))
             .map(|q| m.mesh.dor_path(q.src, q.dst))
             .collect::<Vec<_>>(),
     );
-    let setup = if ro.circuits && kind == RoutingKind::Tentacle {
-        // the same (deterministic) search that succeeded, including its order retries
-        let (res, _) = tentacle_retry(&m.mesh, &reqs, r.retries, r.seed);
-        if res.paths.is_some() {
-            Some(setup_times(&m.arch, &res)?)
-        } else {
-            None
-        }
-    } else {
-        None
-    };
+    let setup = circuit_setup(&m.arch, &ro)?;
     let scales = if r.scales.is_empty() {
         auto_scales(&m)
     } else {
@@ -1028,9 +1007,19 @@ pub fn perturbed_routing(req_json: &str, trials: usize, swaps: usize) -> Result<
     Ok(json!({"graph": m.part.graph, "mesh": r.mesh, "swaps": swaps, "results": res, "exact_proven_infeasible": proven_infeasible}).to_string())
 }
 
+/// One line per stream routing function: name -> description.
+fn stream_routing_help() -> Value {
+    Value::Object(
+        stream::REGISTRY
+            .iter()
+            .map(|r| (r.name().to_string(), json!(r.describe())))
+            .collect(),
+    )
+}
+
 /// Names of the built-in benchmarks and routers.
 pub fn catalog() -> String {
-    json!({"benchmarks": bench::names(), "routings": crate::routing::ROUTING_NAMES, "traffic": crate::sim::traffic::names(), "packet_routings": crate::sim::packet_routing::names(), "compat": COMPAT_NAMES, "default_mesh": crate::config::default_mesh()}).to_string()
+    json!({"benchmarks": bench::names(), "routings": stream::names(), "routing_help": stream_routing_help(), "traffic": crate::sim::traffic::names(), "packet_routings": crate::sim::packet_routing::names(), "compat": COMPAT_NAMES, "default_mesh": crate::config::default_mesh()}).to_string()
 }
 
 #[cfg(test)]

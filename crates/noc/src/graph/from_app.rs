@@ -32,7 +32,7 @@
 //! the fraction of each element in each actor, and the simulator rounds each stream's items
 //! per iteration up to a whole 32-bit item (a rare path is simulated with at least one item
 //! per packet; the link loads at the given rate use the exact values).
-use crate::api::{route, simulate_with, Mapped, StreamReqJson};
+use crate::api::{circuit_setup, pull_checked, route, simulate_with, Mapped, StreamReqJson};
 use crate::balance::{partition, Partition};
 use crate::config::mesh_with;
 use crate::error::{NocError, Result};
@@ -40,12 +40,9 @@ use crate::graph::{Balanced, FlatEdge, FlatGraph, FlatNode, NodeKind};
 use crate::layout::anneal;
 use crate::report::{contention, link_table, router_heatmap};
 use crate::req::Fields;
-use crate::routing::{
-    link_loads_adaptive, link_loads_paths, registry, tentacle_retry, Mesh, RoutingKind, StreamReq,
-    DIR_NAMES,
-};
-use crate::sim::setup::setup_times;
-use crate::sim::stream::Comm;
+use crate::routing::{link_loads_adaptive, link_loads_paths, Mesh, StreamReq, DIR_NAMES};
+use crate::sim::stream::{Comm, FabricKind};
+use crate::sim::PacketRouting;
 use pktflow_elements::element::Role;
 use pktflow_model::{AccessKind, MemType};
 use pktflow_profile::run::{Run, Source};
@@ -851,13 +848,7 @@ pub fn app_stream_run_with(
         "pull" => Comm::Pull,
         o => return Err(NocError::Param(format!("comm `{o}` must be push or pull"))),
     };
-    let kind = registry(&r.routing)?;
-    if comm == Comm::Pull && !matches!(kind, RoutingKind::Dor | RoutingKind::Adaptive) {
-        return Err(NocError::Param(format!(
-            "pull streams run on packet routing (dor, adaptive), not `{}`",
-            kind.name()
-        )));
-    }
+    let router = pull_checked(&r.routing, comm)?;
     let mut over = r.arch.as_object().cloned().unwrap_or_default();
     let m = Mesh::parse(&r.mesh)?;
     over.insert("cols".into(), json!(m.cols));
@@ -935,13 +926,7 @@ pub fn app_stream_run_with(
     let mut tile_of = mapped.layout.tile_of.clone();
     let mut ro = route(&mapped, &r.routing, r, &tile_of)?;
     let mut layout_retries = 0;
-    while ro.fallback
-        && matches!(
-            kind,
-            RoutingKind::Tentacle | RoutingKind::Negotiated | RoutingKind::Exact
-        )
-        && layout_retries < r.retries
-    {
+    while ro.fallback && router.relayout_on_fallback() && layout_retries < r.retries {
         layout_retries += 1;
         let l = crate::layout::anneal_routable(
             &mapped.mesh,
@@ -962,12 +947,7 @@ pub fn app_stream_run_with(
 
     // streams per link (the stream flow's contention metric)
     let dor_paths: Vec<Vec<u8>> = reqs.iter().map(|q| mesh.dor_path(q.src, q.dst)).collect();
-    let count_loads = match (&ro.paths, kind) {
-        (_, RoutingKind::Adaptive) => link_loads_adaptive(&mesh, &reqs),
-        (Some(p), _) => link_loads_paths(&mesh, &reqs, p),
-        (None, RoutingKind::Ideal) => vec![0.0; mesh.link_count_slots()],
-        (None, _) => link_loads_paths(&mesh, &reqs, &dor_paths),
-    };
+    let count_loads = router.link_loads(&mesh, &reqs, ro.paths.as_deref());
     let (mx, over_links) = contention(&count_loads);
 
     // flits per cycle on every link at the given rate
@@ -979,8 +959,9 @@ pub fn app_stream_run_with(
         .iter()
         .map(|s| s.items * arch.item_bits as f64 / flit_bits * per_cycle)
         .collect();
-    let adaptive = ro.used == "adaptive";
-    let ideal = ro.used == "ideal";
+    // rate loads split fractionally over the productive directions on adaptive packet routing
+    let adaptive = matches!(ro.fabric, FabricKind::Packet(p) if p == PacketRouting::Adaptive);
+    let ideal = matches!(ro.fabric, FabricKind::Ideal);
     let path_ref: Option<&[Vec<u8>]> = if ideal {
         None
     } else {
@@ -1044,16 +1025,7 @@ pub fn app_stream_run_with(
     let bottleneck_util = max_core_util.max(max_link_util);
 
     // setup time of tentacle circuits
-    let setup = if ro.circuits && kind == RoutingKind::Tentacle {
-        let (res, _) = tentacle_retry(&mesh, &reqs, r.retries, r.seed);
-        if res.paths.is_some() {
-            Some(setup_times(&arch, &res)?)
-        } else {
-            None
-        }
-    } else {
-        None
-    };
+    let setup = circuit_setup(&arch, &ro)?;
 
     // simulation: paced at the rate, then unpaced (the sustainable rate)
     let own = owners(&mapped.part, &g);

@@ -1,16 +1,18 @@
 //! Mesh geometry and stream routing (paper `seeds/002_8aeb0170294135a1.txt`, sections 2.2-2.3).
 //!
-//! Routers by name (`registry`): `dor` (XY), `adaptive` (minimal adaptive, escape VC 0 on XY),
-//! `tentacle` (sequential depth-first search with backtracking and hard link reservations; if any
-//! stream fails, all streams fall back to the underlying routing), `ideal` (no network: the
-//! paper's ideal configuration), `negotiated` (negotiated congestion as in VLSI global routing,
-//! PathFinder-style), `exact` (complete backtracking search over all simple paths, small meshes).
+//! The path-finding algorithms: `tentacle` (sequential depth-first search with backtracking and
+//! hard link reservations), `negotiated` (negotiated congestion as in VLSI global routing,
+//! PathFinder-style), `exact` (complete backtracking search over all simple paths, small
+//! meshes), and the link-load counts. The stream routing functions that use them, selected by
+//! name, are the plug-ins of [`stream`].
 use crate::error::{NocError, Result};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use std::collections::BinaryHeap;
+
+pub mod stream;
 
 /// Output port / direction indices. E = +x, W = -x, N = -y (row above), S = +y, L = local.
 pub const E: usize = 0;
@@ -185,58 +187,6 @@ pub struct StreamReq {
     pub src: usize,
     pub dst: usize,
     pub weight: f64,
-}
-
-/// Routing algorithms by name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum RoutingKind {
-    Dor,
-    Adaptive,
-    Tentacle,
-    Ideal,
-    Negotiated,
-    Exact,
-}
-
-pub const ROUTING_NAMES: [&str; 6] = [
-    "dor",
-    "adaptive",
-    "tentacle",
-    "ideal",
-    "negotiated",
-    "exact",
-];
-
-/// The routing registry: name -> algorithm.
-pub fn registry(name: &str) -> Result<RoutingKind> {
-    Ok(match name.trim().to_ascii_lowercase().as_str() {
-        "dor" | "xy" => RoutingKind::Dor,
-        "adaptive" => RoutingKind::Adaptive,
-        "tentacle" => RoutingKind::Tentacle,
-        "ideal" => RoutingKind::Ideal,
-        "negotiated" => RoutingKind::Negotiated,
-        "exact" => RoutingKind::Exact,
-        other => {
-            return Err(NocError::Param(format!(
-                "unknown routing `{other}` (known: {})",
-                ROUTING_NAMES.join(", ")
-            )))
-        }
-    })
-}
-
-impl RoutingKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            RoutingKind::Dor => "dor",
-            RoutingKind::Adaptive => "adaptive",
-            RoutingKind::Tentacle => "tentacle",
-            RoutingKind::Ideal => "ideal",
-            RoutingKind::Negotiated => "negotiated",
-            RoutingKind::Exact => "exact",
-        }
-    }
 }
 
 /// Streams per link. DOR and explicit paths count 1 per stream; adaptive counts the fraction of
@@ -859,16 +809,5 @@ mod tests {
         assert!((l[m.link(0, S)] - 0.5).abs() < 1e-9);
         let total: f64 = l.iter().sum();
         assert!((total - 2.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn registry_names() {
-        for n in ROUTING_NAMES {
-            assert_eq!(registry(n).unwrap().name(), n);
-        }
-        assert!(registry("zigzag")
-            .unwrap_err()
-            .to_string()
-            .contains("unknown routing"));
     }
 }
