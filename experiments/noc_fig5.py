@@ -213,8 +213,8 @@ def main() -> int:
             vals = {b: norm[(mesh, b, label)] for b in benches}
             s["configs"][label] = {
                 "gmean_all": gmean(vals.values()),
-                "gmean_high_paper_set": gmean([vals[b] for b in PAPER_HIGH[mesh]]),
-                "gmean_high_own_set": gmean([vals[b] for b in own_high]) if own_high else float("nan"),
+                "gmean_high_paper_set": gmean([vals[b] for b in sorted(PAPER_HIGH[mesh])]),
+                "gmean_high_own_set": gmean([vals[b] for b in sorted(own_high)]) if own_high else float("nan"),
                 "per_benchmark": vals,
             }
         t_all = s["configs"]["tentacle"]["gmean_all"]
