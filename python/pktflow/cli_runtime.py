@@ -136,7 +136,9 @@ def _check_predict_arch(arch: str) -> None:
 
     a = npsim.arch(arch)
     if a.get("kind") != "np":
-        raise PktflowError(f"--predict {arch}: a {a.get('kind')} architecture; the NP simulator needs an [np] preset (e.g. host)")
+        raise PktflowError(
+            f"--predict {arch}: a {a.get('kind')} architecture; the NP simulator needs an [np] preset (e.g. host)"
+        )
 
 
 def _predict(r: dict, arch: str, trace: Optional[Path], seed: Optional[int]) -> dict:

@@ -125,8 +125,9 @@ def predict(
             f"{threads} threads on a machine of {cores} cores: the simulator gives each thread a PE of its own, "
             "the host time-shares its cores"
         )
-    if settings.get("io", "dedicated") == "dedicated":
-        notes.append("the I/O thread (reading the trace, dispatching) is not simulated: the simulator's packets arrive for free")
+    notes.append(
+        "reading the trace and handing packets to threads are not simulated: the simulator's packets arrive for free"
+    )
     return {
         "arch": str(arch),
         "pes": threads,
