@@ -144,7 +144,7 @@ def test_elements_lists_the_router_and_nat_classes():
 
 def test_arch_presets():
     names = [r["name"] for r in run_json("arch", "list")]
-    assert names == ["npire", "ixp2400", "netthreads", "mesh"]
+    assert names == ["npire", "ixp2400", "netthreads", "mesh", "host"]
     a = run_json("arch", "show", "npire")
     assert a["kind"] == "np"
     assert a["params"]["np"]["hardware_contexts_per_pe"] == 8

@@ -121,7 +121,10 @@ def profile(
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the synthetic trace (default 1)."),
     input_port: Optional[str] = typer.Option(None, "--input-port", metavar="RULE|N", help=INPUT_PORT_HELP),
     out_dir: Optional[Path] = typer.Option(
-        None, "--out-dir", help="Folder for the files ToDump elements write (default: the current folder)."
+        None,
+        "--out-dir",
+        help="Folder for the files ToDump elements write (default: the current folder) and, when given, one pcap "
+        "per ToDevice device (DEVICE.pcap, as pktflow run writes them).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the profile as one JSON document."),
     csv: Optional[Path] = typer.Option(None, "--csv", help="Write the per-element table as CSV (pandas reads it)."),

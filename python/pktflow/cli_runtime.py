@@ -58,6 +58,14 @@ def run_cmd(
     batch: Optional[int] = typer.Option(
         None, "--batch", help="Packets handed to a thread at once (1 to 4096). Default: 32."
     ),
+    predict: Optional[str] = typer.Option(
+        None,
+        "--predict",
+        metavar="ARCH",
+        help="Also run the NP timing simulator (pktflow maxrate's engine) on architecture ARCH (a preset, "
+        "e.g. host, or a TOML file) with the run's mapping (N threads = global replication over N PEs) and "
+        "report predicted and measured packets/s and the relative error.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
 ) -> None:
     """Run APP for real on this machine's cores, without recording costs: packets per second,
@@ -71,6 +79,8 @@ def run_cmd(
     if rule is not None and trace is None:
         raise PktflowError("--input-port applies to a --trace file only")
     out_dir = _ui.output_dir(out_dir, "--out-dir")
+    if predict is not None:
+        _check_predict_arch(predict)
     with _ui.progress("run", "packets", None) as bar:
         r = runtime.run(
             app_name,
@@ -87,6 +97,8 @@ def run_cmd(
             batch=batch,
             progress=lambda done: bar.update(done),
         )
+    if predict is not None:
+        r["prediction"] = _predict(r, predict, trace, seed)
     if as_json:
         emit_json(r)
         return
@@ -114,6 +126,39 @@ def run_cmd(
     console.print(t)
     for f in r["outputs"]:
         console.print(f"wrote {f}")
+    if "prediction" in r:
+        _print_prediction(r["prediction"])
+
+
+def _check_predict_arch(arch: str) -> None:
+    """Refuse an architecture the simulator cannot load before the run (one line, exit 2)."""
+    from pktflow import npsim
+
+    a = npsim.arch(arch)
+    if a.get("kind") != "np":
+        raise PktflowError(
+            f"--predict {arch}: a {a.get('kind')} architecture; the NP simulator needs an [np] preset (e.g. host)"
+        )
+
+
+def _predict(r: dict, arch: str, trace: Optional[Path], seed: Optional[int]) -> dict:
+    with _ui.progress("predict", "probes", None) as bar:
+        return runtime.predict(r, arch, trace=trace, seed=seed, progress=lambda done, total, _c: bar.update(done))
+
+
+def _print_prediction(p: dict) -> None:
+    t = Table(title=f"prediction on {p['arch']}: {p['mapping']}")
+    for col in ("measured packets/s", "predicted packets/s", "error"):
+        t.add_column(col, justify="right")
+    err = p["relative_error"]
+    t.add_row(
+        f"{p['measured_packets_per_second']:,.0f}",
+        f"{p['predicted_packets_per_second']:,.0f}",
+        "-" if err is None else f"{100 * err:+.1f}%",
+    )
+    console.print(t)
+    for n in p["notes"]:
+        console.print(f"note: {n}")
 
 
 def register(app: typer.Typer) -> None:

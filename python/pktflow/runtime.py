@@ -16,12 +16,12 @@ from __future__ import annotations
 import enum
 import json
 from pathlib import Path
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 from pktflow import _core
 from pktflow._request import choice
 
-__all__ = ["Model", "Io", "run"]
+__all__ = ["Model", "Io", "run", "predict"]
 
 
 class Model(str, enum.Enum):
@@ -75,3 +75,68 @@ def run(
         if val is not None:
             req[key] = val
     return json.loads(_core.runtime_run(json.dumps(req), progress))
+
+
+def predict(
+    result: dict[str, Any],
+    arch: str,
+    *,
+    trace: Optional[Union[str, Path]] = None,
+    seed: Optional[int] = None,
+    arch_set: Optional[Sequence[str]] = None,
+    progress: Optional[Callable[[int, int, float], None]] = None,
+) -> dict[str, Any]:
+    """The NP timing simulator's maximum sustainable rate (``pktflow maxrate``'s engine) for the
+    mapping that corresponds to the run ``result`` (of :func:`run`), on architecture ``arch`` (a
+    built-in preset such as ``"host"`` or a TOML file), beside the measured rate, with the
+    relative error ``(predicted - measured) / measured``.
+
+    Run-to-completion on N threads is global replication over N PEs (every task may run on any
+    PE; one thread is one PE). The simulator is fed the same packets: ``trace`` (the run's trace
+    file) or, for a synthetic run, as many synthetic packets as the run took, with ``seed`` when
+    the run was given one. ``arch_set``: ``KEY=VALUE`` overrides of the architecture (as
+    ``pktflow maxrate --set``). Docs: docs/runtime.md, "Prediction".
+    """
+    from pktflow import PktflowError, npsim
+
+    settings = result["settings"]
+    if settings.get("model", "rtc") != "rtc":
+        raise PktflowError(f"--predict: the {settings.get('model')} model has no simulator mapping yet (rtc only)")
+    threads = int(settings["threads"])
+    from_source = int(result["packets"]["from_source"])
+    if from_source == 0:
+        raise PktflowError("--predict: the run took no packet from its source: nothing to compare")
+    kw: dict[str, Any] = {}
+    if trace is not None:
+        kw["trace"] = str(trace)
+    else:
+        kw["packets"] = from_source
+        if seed is not None:
+            kw["seed"] = seed
+    if arch_set:
+        kw["arch_set"] = [str(x) for x in arch_set]
+    m = npsim.maxrate(result["app"], arch=str(arch), pes=threads, replication="global", progress=progress, **kw)
+    measured = float(result["timing"]["packets_per_second"])
+    predicted = float(m["packets_per_second"])
+    notes = []
+    cores = m["settings"]["architecture"]["params"]["np"]["pe_count"]
+    if isinstance(cores, int) and threads > cores:
+        notes.append(
+            f"{threads} threads on a machine of {cores} cores: the simulator gives each thread a PE of its own, "
+            "the host time-shares its cores"
+        )
+    notes.append(
+        "reading the trace and handing packets to threads are not simulated: the simulator's packets arrive for free"
+    )
+    return {
+        "arch": str(arch),
+        "pes": threads,
+        "replication": "global",
+        "mapping": f"run-to-completion on {threads} thread(s) = global replication over {threads} PE(s)",
+        "measured_packets_per_second": measured,
+        "predicted_packets_per_second": predicted,
+        "relative_error": (predicted - measured) / measured if measured > 0 else None,
+        "bracket_inter_arrival_cycles": m.get("bracket"),
+        "simulator_settings": m.get("settings"),
+        "notes": notes,
+    }

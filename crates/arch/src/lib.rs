@@ -25,6 +25,7 @@ pub const PRESETS: &[(&str, &str)] = &[
         include_str!("../../../presets/netthreads.toml"),
     ),
     ("mesh", include_str!("../../../presets/mesh.toml")),
+    ("host", include_str!("../../../presets/host.toml")),
 ];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

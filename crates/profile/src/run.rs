@@ -6,11 +6,13 @@ use crate::neighbors::{arp_reply_for, ip_reply_for};
 use crate::profiler::Profiler;
 use pktflow_elements::Router;
 use pktflow_model::{cancel, PacketTrace};
-use pktflow_traffic::{CaptureFormat, PcapReader, PrefixWeighting, TracePacket, LINKTYPE_ETHERNET};
+use pktflow_traffic::{
+    CaptureFormat, DevicePcaps, PcapReader, PrefixWeighting, TracePacket, LINKTYPE_ETHERNET,
+};
 use serde_json::json;
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::time::Instant;
 
@@ -358,6 +360,12 @@ pub struct Run {
     pub neighbor_replies: u64,
     /// IP replies the far ends sent.
     pub ip_replies: u64,
+    /// One pcap per ToDevice device, when asked ([`Run::write_devices`]).
+    devices: Option<DevicePcaps>,
+    /// Per element: its device pcap (an index into `devices`), for ToDevice elements.
+    device_writer: Vec<Option<usize>>,
+    /// The device pcaps written, once the run has finished.
+    pub device_outputs: Vec<PathBuf>,
 }
 
 /// The packet iterator of a source (not [`Source::Auto`] with generators), shaped for `app`
@@ -512,6 +520,9 @@ impl Run {
             arp_requests: 0,
             neighbor_replies: 0,
             ip_replies: 0,
+            devices: None,
+            device_writer: Vec::new(),
+            device_outputs: Vec::new(),
         };
         // Translators (NAT) need return traffic: answer every second departing packet.
         if run
@@ -538,18 +549,66 @@ impl Run {
         self.neighbors = on;
     }
 
+    /// Write what leaves through each `ToDevice(DEV)` to `dir/DEV.pcap`, exactly as `pktflow
+    /// run` does (the shared writer `pktflow_traffic::DevicePcaps`: same names, format and
+    /// timestamps; temporary files renamed when the run ends, removed if it fails). Call before
+    /// the first packet.
+    pub fn write_devices(&mut self, dir: &Path) -> Result<(), String> {
+        let mut out = DevicePcaps::new(dir);
+        let mut writer = vec![None; self.app.graph.elements.len()];
+        for (i, d) in self.app.graph.elements.iter().enumerate() {
+            if d.class != "ToDevice" {
+                continue;
+            }
+            if let Some(dev) = self.router.element(i).device() {
+                writer[i] = Some(out.open(dev)?);
+            }
+        }
+        self.devices = Some(out);
+        self.device_writer = writer;
+        Ok(())
+    }
+
+    /// The end of the source: flush the elements' outputs, then rename the device pcaps.
+    fn finish_outputs(&mut self) -> Result<(), String> {
+        self.finished = true;
+        if let Err(e) = self.router.finish() {
+            if let Some(o) = self.devices.take() {
+                o.discard();
+            }
+            return Err(e);
+        }
+        if let Some(o) = self.devices.take() {
+            self.device_outputs = o.finish()?;
+        }
+        Ok(())
+    }
+
     /// What the source delivered so far.
     pub fn source_stats(&self) -> SourceStats {
         self.stats.borrow().clone()
     }
 
-    fn answer_neighbors(&mut self) {
+    /// The packets that left: to their device pcaps (when written), then the neighbours'
+    /// answers (when `answer`).
+    fn departures(&mut self, answer: bool) -> Result<(), String> {
         let mut replies = Vec::new();
+        let mut err = None;
         for (sink, p) in self.router.take_departed() {
-            if !self.neighbors {
+            if let (Some(out), Some(Some(k))) =
+                (self.devices.as_mut(), self.device_writer.get(sink as usize))
+            {
+                if let Err(e) = out.write(*k, &p) {
+                    err.get_or_insert(e);
+                }
+            }
+            if !self.neighbors || !answer {
                 continue;
             }
             replies.push((sink, p));
+        }
+        if let Some(e) = err {
+            return Err(e);
         }
         for (sink, p) in replies {
             let Some(dev) = self
@@ -577,6 +636,7 @@ impl Run {
                 }
             }
         }
+        Ok(())
     }
 
     /// The trace of the next packet, or `None` at the end of the source (outputs are then
@@ -610,12 +670,11 @@ impl Run {
                 let p = tp.to_packet(self.next_id);
                 self.next_id += 1;
                 self.router.inject(tp.iface as usize, p)?;
-                self.answer_neighbors();
+                self.departures(true)?;
                 Ok(Some(self.router.last_trace()))
             }
             None => {
-                self.finished = true;
-                self.router.finish()?;
+                self.finish_outputs()?;
                 Ok(None)
             }
         }
@@ -629,7 +688,7 @@ impl Run {
             let p = tp.to_packet(self.next_id);
             self.next_id += 1;
             self.router.inject(tp.iface as usize, p)?;
-            self.answer_neighbors();
+            self.departures(true)?;
             return Ok(Some(self.router.last_trace()));
         }
         self.from_source = true;
@@ -641,18 +700,14 @@ impl Run {
             self.router.generate_next().is_some()
         };
         if !got {
-            self.finished = true;
-            self.router.finish()?;
+            self.finish_outputs()?;
             return Ok(None);
         }
         self.stats.borrow_mut().packets += 1;
         self.next_id += 1;
         self.last_ts = self.router.last_trace().timestamp_ns;
-        if self.router.n_sources() > 0 {
-            self.answer_neighbors();
-        } else {
-            self.router.take_departed().for_each(drop);
-        }
+        let answer = self.router.n_sources() > 0;
+        self.departures(answer)?;
         Ok(Some(self.router.last_trace()))
     }
 }
@@ -663,9 +718,25 @@ pub fn profile(
     app: &str,
     source: &Source,
     out_dir: &Path,
+    tick: impl FnMut(u64),
+) -> Result<serde_json::Value, String> {
+    profile_with(app, source, out_dir, false, tick)
+}
+
+/// [`profile`], and with `devices` also one pcap per ToDevice device in `out_dir`
+/// ([`Run::write_devices`]: the files `pktflow run` writes). The report lists the device pcaps
+/// written under `"device_outputs"`.
+pub fn profile_with(
+    app: &str,
+    source: &Source,
+    out_dir: &Path,
+    devices: bool,
     mut tick: impl FnMut(u64),
 ) -> Result<serde_json::Value, String> {
     let mut run = Run::start(app, source, out_dir)?;
+    if devices {
+        run.write_devices(out_dir)?;
+    }
     let names: Vec<(String, String)> = run
         .app
         .graph
@@ -794,6 +865,14 @@ pub fn profile(
         );
     }
     o.insert("element_stats".into(), run.router.stats());
+    o.insert(
+        "device_outputs".into(),
+        json!(run
+            .device_outputs
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()),
+    );
     o.insert("notes".into(), json!(notes));
     o.insert(
         "warnings".into(),

@@ -86,10 +86,12 @@ fn profile(
     input_port: Option<String>,
 ) -> PyResult<String> {
     let source = source_of(trace, synthetic, seed, input_port)?;
+    // Device pcaps only into a folder the user named (as `pktflow run`).
+    let devices = out_dir.is_some();
     let out = PathBuf::from(out_dir.unwrap_or_else(|| ".".into()));
     let app = app.to_string();
     let report = run_cancellable(py, move || {
-        run::profile(&app, &source, &out, |done| {
+        run::profile_with(&app, &source, &out, devices, |done| {
             crate::notify(&progress, (done,));
         })
     })?

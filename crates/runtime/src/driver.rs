@@ -10,10 +10,8 @@ use crate::engine::Engine;
 use pktflow_model::cancel;
 use pktflow_profile::neighbors::{arp_reply_for, ip_reply_for};
 use pktflow_profile::run::MAX_CONFIG_SOURCE_PACKETS;
-use pktflow_traffic::{Packet, PcapOptions, PcapWriter, TracePacket};
+use pktflow_traffic::{Packet, TracePacket};
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
 /// How a departed packet is handled, per sink element.
@@ -25,55 +23,9 @@ struct SinkInfo {
     writer: Option<usize>,
 }
 
-/// One pcap per ToDevice device, written to a temporary file renamed by [`DeviceOutputs::finish`].
-struct DeviceOutputs {
-    writers: Vec<(PcapWriter<BufWriter<File>>, PathBuf, PathBuf)>,
-    scratch: TracePacket,
-}
-
-/// A device name as a file name: characters other than letters, digits, `.`, `_`, `-` become `_`.
-pub fn device_file_name(dev: &str) -> String {
-    let s: String = dev
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{}.pcap", if s.is_empty() { "_" } else { &s })
-}
-
-impl DeviceOutputs {
-    fn write(&mut self, k: usize, p: &Packet) -> Result<(), String> {
-        let s = &mut self.scratch;
-        s.timestamp_ns = p.anno.timestamp_ns;
-        s.data.clear();
-        s.data.extend_from_slice(p.data());
-        s.orig_len = (p.len() as u32).max(p.anno.wire_len);
-        self.writers[k].0.write(s).map_err(|e| e.to_string())
-    }
-
-    fn finish(self) -> Result<Vec<PathBuf>, String> {
-        let mut done = Vec::new();
-        for (w, tmp, path) in self.writers {
-            w.finish().map_err(|e| e.to_string())?;
-            std::fs::rename(&tmp, &path)
-                .map_err(|e| format!("{}: cannot rename into place: {e}", path.display()))?;
-            done.push(path);
-        }
-        Ok(done)
-    }
-
-    fn discard(self) {
-        for (w, tmp, _) in self.writers {
-            drop(w);
-            let _ = std::fs::remove_file(tmp);
-        }
-    }
-}
+/// The device pcaps, written as by `pktflow profile` (shared writer: `pktflow_traffic::devices`).
+pub use pktflow_traffic::device_file_name;
+use pktflow_traffic::DevicePcaps as DeviceOutputs;
 
 /// Drives one router. See the module documentation.
 pub struct Driver<E: Engine> {
@@ -106,8 +58,7 @@ impl<E: Engine> Driver<E> {
     ) -> Result<Self, String> {
         engine.set_tap(true);
         let mut sinks = vec![None; graph.elements.len()];
-        let mut writers = Vec::new();
-        let mut by_dev: Vec<(String, usize)> = Vec::new();
+        let mut outputs = out_dir.map(DeviceOutputs::new);
         for (i, d) in graph.elements.iter().enumerate() {
             let Some(dev) = engine.device_of(i as u32) else {
                 continue;
@@ -117,20 +68,8 @@ impl<E: Engine> Driver<E> {
                 writer: None,
             };
             if d.class == "ToDevice" {
-                if let Some(dir) = out_dir {
-                    let k = match by_dev.iter().find(|(n, _)| *n == dev) {
-                        Some((_, k)) => *k,
-                        None => {
-                            let name = device_file_name(&dev);
-                            let path = dir.join(&name);
-                            let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
-                            let w = PcapWriter::create_with(&tmp, PcapOptions::default())
-                                .map_err(|e| e.to_string())?;
-                            writers.push((w, tmp, path));
-                            by_dev.push((dev.clone(), writers.len() - 1));
-                            writers.len() - 1
-                        }
-                    };
+                if let Some(o) = outputs.as_mut() {
+                    let k = o.open(&dev)?;
                     info.writer = Some(k);
                 }
             }
@@ -143,15 +82,7 @@ impl<E: Engine> Driver<E> {
         Ok(Driver {
             engine,
             sinks,
-            outputs: out_dir.map(|_| DeviceOutputs {
-                writers,
-                scratch: TracePacket {
-                    timestamp_ns: 0,
-                    iface: 0,
-                    data: Vec::with_capacity(2048),
-                    orig_len: 0,
-                },
-            }),
+            outputs,
             pending: VecDeque::new(),
             departed: Vec::with_capacity(64),
             reply_every: reply_every.unwrap_or(if rewriter { 2 } else { 0 }),

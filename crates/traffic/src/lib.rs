@@ -1,6 +1,7 @@
 //! Traffic: the packet buffer with Click-style annotations, pcap/pcapng reading and writing,
 //! seeded synthetic traces, and routing tables (loaded from a BGP dump or generated).
 pub mod checksum;
+pub mod devices;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
@@ -9,6 +10,7 @@ pub mod synth;
 pub mod thesis;
 
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
+pub use devices::{device_file_name, DevicePcaps};
 pub use packet::{packets_created, Annotations, Packet};
 pub use pcap::{
     CaptureFormat, PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET,

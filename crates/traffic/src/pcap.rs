@@ -292,12 +292,42 @@ impl<R: Read> PcapReader<R> {
         self.src.off
     }
 
-    fn next_pcap(src: &mut Src<R>, s: &PcapState) -> Result<Option<TracePacket>, TrafficError> {
+    /// Read the next packet into `out`, reusing its buffer: `out.data` is cleared and refilled,
+    /// so once its capacity holds the largest packet, reading allocates nothing (the
+    /// [`Iterator`] returns each packet in a new vector). Returns `Ok(false)` at the end of the
+    /// file; after the first error or the end, `Ok(false)` from then on. `out` is unspecified
+    /// after an error.
+    pub fn read_into(&mut self, out: &mut TracePacket) -> Result<bool, TrafficError> {
+        if self.failed {
+            return Ok(false);
+        }
+        let r = match &mut self.state {
+            State::Pcap(s) => Self::read_pcap(&mut self.src, s, out),
+            State::Ng(ng) => ng.read_packet(&mut self.src, out),
+        };
+        match r {
+            Ok(true) => Ok(true),
+            Ok(false) => {
+                self.failed = true;
+                Ok(false)
+            }
+            Err(e) => {
+                self.failed = true;
+                Err(e)
+            }
+        }
+    }
+
+    fn read_pcap(
+        src: &mut Src<R>,
+        s: &PcapState,
+        out: &mut TracePacket,
+    ) -> Result<bool, TrafficError> {
         let start = src.off;
         let mut h = [0u8; 16];
         let n = src.fill(&mut h)?;
         if n == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         if n < 16 {
             return Err(src.err(
@@ -317,8 +347,8 @@ impl<R: Read> PcapReader<R> {
                 format!("captured length {incl} exceeds the maximum {MAX_CAPLEN}"),
             ));
         }
-        let mut data = Vec::new();
-        let got = src.append(&mut data, incl as u64)?;
+        out.data.clear();
+        let got = src.append(&mut out.data, incl as u64)?;
         if got < incl as u64 {
             return Err(src.err(
                 start,
@@ -326,13 +356,10 @@ impl<R: Read> PcapReader<R> {
                 format!("header says {incl} bytes, {got} remain"),
             ));
         }
-        let timestamp_ns = sec * 1_000_000_000 + if s.nano { frac } else { frac * 1000 };
-        Ok(Some(TracePacket {
-            timestamp_ns,
-            iface: 0,
-            data,
-            orig_len: orig,
-        }))
+        out.timestamp_ns = sec * 1_000_000_000 + if s.nano { frac } else { frac * 1000 };
+        out.iface = 0;
+        out.orig_len = orig;
+        Ok(true)
     }
 }
 
@@ -340,23 +367,16 @@ impl<R: Read> Iterator for PcapReader<R> {
     type Item = Result<TracePacket, TrafficError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed {
-            return None;
-        }
-        let r = match &mut self.state {
-            State::Pcap(s) => Self::next_pcap(&mut self.src, s),
-            State::Ng(ng) => ng.next_packet(&mut self.src),
+        let mut p = TracePacket {
+            timestamp_ns: 0,
+            iface: 0,
+            data: Vec::new(),
+            orig_len: 0,
         };
-        match r {
-            Ok(Some(p)) => Some(Ok(p)),
-            Ok(None) => {
-                self.failed = true;
-                None
-            }
-            Err(e) => {
-                self.failed = true;
-                Some(Err(e))
-            }
+        match self.read_into(&mut p) {
+            Ok(true) => Some(Ok(p)),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
         }
     }
 }
@@ -618,6 +638,80 @@ mod tests {
                 assert_eq!(r.linktype(0), Some(LINKTYPE_RAW));
             }
         }
+    }
+
+    /// Every packet read with `read_into` into one reused `TracePacket`.
+    fn read_reused(bytes: &[u8]) -> (Vec<TracePacket>, Vec<*const u8>, Result<(), String>) {
+        let mut r = PcapReader::from_reader(bytes, "trace.pcap").unwrap();
+        let mut p = TracePacket {
+            timestamp_ns: 0,
+            iface: 0,
+            data: Vec::with_capacity(2048),
+            orig_len: 0,
+        };
+        let (mut got, mut ptrs) = (Vec::new(), Vec::new());
+        loop {
+            match r.read_into(&mut p) {
+                Ok(true) => {
+                    got.push(p.clone());
+                    ptrs.push(p.data.as_ptr());
+                }
+                Ok(false) => break,
+                Err(e) => return (got, ptrs, Err(e.to_string())),
+            }
+        }
+        // After the end (or an error) it keeps answering false.
+        assert!(!r.read_into(&mut p).unwrap());
+        (got, ptrs, Ok(()))
+    }
+
+    #[test]
+    fn read_into_reuses_one_buffer_and_equals_the_iterator() {
+        let pkts = vec![
+            pkt(0, 60, 60),
+            pkt(1_234_567_891, 1514, 1514),
+            pkt(9, 0, 0),
+            pkt(7, 100, 1500),
+            pkt(8, 64, 64),
+        ];
+        let mut files = Vec::new();
+        for be in [false, true] {
+            for nano in [false, true] {
+                let opts = PcapOptions {
+                    nanosecond: nano,
+                    big_endian: be,
+                    ..Default::default()
+                };
+                files.push(write_mem(opts, &pkts));
+            }
+        }
+        let mut w = crate::PcapngWriter::new(Vec::new(), "m.pcapng", Default::default()).unwrap();
+        for p in &pkts {
+            w.write(p).unwrap();
+        }
+        files.push(w.finish().unwrap());
+        for (i, bytes) in files.iter().enumerate() {
+            let by_iter = read_all(bytes).unwrap();
+            let (reused, ptrs, end) = read_reused(bytes);
+            end.unwrap();
+            assert_eq!(reused, by_iter, "file {i}");
+            assert_eq!(reused.len(), pkts.len());
+            // One allocation (the 2,048 bytes given) served every packet.
+            assert!(
+                ptrs.windows(2).all(|w| w[0] == w[1]),
+                "file {i}: the buffer moved"
+            );
+        }
+    }
+
+    #[test]
+    fn read_into_reports_the_iterators_errors() {
+        let bytes = write_mem(PcapOptions::default(), &[pkt(1, 60, 60), pkt(2, 100, 100)]);
+        let cut = &bytes[..bytes.len() - 10];
+        let e_iter = read_all(cut).unwrap_err().to_string();
+        let (got, _, end) = read_reused(cut);
+        assert_eq!(got.len(), 1);
+        assert_eq!(end.unwrap_err(), e_iter);
     }
 
     #[test]

@@ -317,17 +317,19 @@ impl NgState {
         ))
     }
 
-    /// The next packet of the file, or None at a clean end of file.
-    pub(crate) fn next_packet<R: Read>(
+    /// The next packet of the file into `out` (its buffer reused), or false at a clean end of
+    /// file.
+    pub(crate) fn read_packet<R: Read>(
         &mut self,
         src: &mut Src<R>,
-    ) -> Result<Option<TracePacket>, TrafficError> {
+        out: &mut TracePacket,
+    ) -> Result<bool, TrafficError> {
         loop {
             let start = src.off;
             let mut h = [0u8; 8];
             let n = src.fill(&mut h)?;
             if n == 0 {
-                return Ok(None);
+                return Ok(false);
             }
             if n < 8 {
                 return Err(src.err(
@@ -367,7 +369,7 @@ impl NgState {
             }
             let be = self.be;
             let b = &self.body;
-            let p = match ty {
+            match ty {
                 IDB => {
                     self.read_idb(src, start)?;
                     continue;
@@ -402,12 +404,11 @@ impl NgState {
                         ));
                     }
                     let ts = self.timestamp(iface as usize, ((ts_hi as u64) << 32) | ts_lo as u64);
-                    TracePacket {
-                        timestamp_ns: ts,
-                        iface,
-                        data: b[20..20 + caplen as usize].to_vec(),
-                        orig_len: orig,
-                    }
+                    out.timestamp_ns = ts;
+                    out.iface = iface;
+                    out.data.clear();
+                    out.data.extend_from_slice(&b[20..20 + caplen as usize]);
+                    out.orig_len = orig;
                 }
                 SPB => {
                     if self.ifaces.is_empty() {
@@ -422,17 +423,16 @@ impl NgState {
                     if self.ifaces[0].snaplen != 0 {
                         caplen = caplen.min(self.ifaces[0].snaplen);
                     }
-                    TracePacket {
-                        timestamp_ns: self.last_ts,
-                        iface: 0,
-                        data: b[4..4 + caplen as usize].to_vec(),
-                        orig_len: orig,
-                    }
+                    out.timestamp_ns = self.last_ts;
+                    out.iface = 0;
+                    out.data.clear();
+                    out.data.extend_from_slice(&b[4..4 + caplen as usize]);
+                    out.orig_len = orig;
                 }
                 _ => unreachable!("other block types are skipped above"),
-            };
-            self.last_ts = p.timestamp_ns;
-            return Ok(Some(p));
+            }
+            self.last_ts = out.timestamp_ns;
+            return Ok(true);
         }
     }
 }
