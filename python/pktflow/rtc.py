@@ -237,12 +237,16 @@ def conflicts(
     traffic_seed: Optional[int] = None,
     packet_bytes: Optional[int] = None,
     parametric: Optional[dict] = None,
+    include_lock_words: Optional[bool] = None,
 ) -> dict[str, Any]:
     """Fraction of packets whose write set meets another packet's read or write set within
     windows of consecutive packets (``window`` ``"LO:HI"``, default ``"2:16"``), from the
-    functional traces alone. Returns ``windows`` (``window``, ``packets``, ``conflicting``,
-    ``fraction``)."""
+    functional traces alone. Data only by default; ``include_lock_words=True`` also counts the
+    applications' software lock words. Returns ``windows`` (``window``, ``packets``,
+    ``conflicting``, ``fraction``)."""
     req: dict[str, Any] = {"workload": _workload(app, trace, packets, traffic_seed, packet_bytes, parametric)}
     if window is not None:
         req["window"] = str(window)
+    if include_lock_words is not None:
+        req["include_lock_words"] = bool(include_lock_words)
     return json.loads(_core.rtc_conflicts(json.dumps(req)))
