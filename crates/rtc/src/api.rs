@@ -438,8 +438,13 @@ pub struct RtcResult {
 /// trace, evaluate on another): the shared words accessed inside critical sections, counted.
 fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
     let other = spec.load(1_000_003)?;
+    Trie::train(trie_counts(&other.workload), bits)
+}
+
+/// The trie's training data: the shared words accessed inside critical sections of `w`
+/// (lock words excluded: transactions do not track them), with their access counts.
+pub(crate) fn trie_counts(w: &Workload) -> HashMap<u32, u64> {
     let mut counts: HashMap<u32, u64> = HashMap::new();
-    let w = &other.workload;
     for p in &w.packets {
         let mut depth = 0i32;
         for op in w.ops_of(p) {
@@ -458,7 +463,7 @@ fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
             }
         }
     }
-    Trie::train(counts, bits)
+    counts
 }
 
 /// The run-to-completion engine for the harness ([`crate::engines`]): one workload on one
