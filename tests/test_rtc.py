@@ -188,3 +188,30 @@ def test_rtc_result_reruns_identically(tmp_path):
     out.write_text(p.stdout)
     same = run_cli("rerun", str(out))
     assert "identical" in same.stdout
+
+
+def test_conflicts_leave_lock_words_out_unless_asked_and_tm_ignores_them():
+    # nat-nt takes its flow table's global lock in every packet: with the lock word every pair
+    # of packets conflicts; without it (the default, Figure 8.1's data conflicts) far fewer do.
+    data = json.loads(run_cli("conflicts", "nat-nt", "--packets", "200", "--window", "2", "--json").stdout)
+    locks = json.loads(
+        run_cli("conflicts", "nat-nt", "--packets", "200", "--window", "2", "--include-lock-words", "--json").stdout
+    )
+    assert locks["windows"][0]["fraction"] == 1.0
+    assert data["windows"][0]["fraction"] < 0.9
+    assert data["settings"]["include_lock_words"] is False and locks["settings"]["include_lock_words"] is True
+    # Under TM no abort is attributed to the table's lock word (nat-nt state 0).
+    t = rtc.run("nat-nt", sync="tm", signature="perfect", **SHORT)
+    assert t["report"]["commits"] > 0
+    assert not any(" state 0 " in k for k in t["report"]["aborts_by_structure"])
+
+
+def test_signature_study_false_conflicts_fall_with_size():
+    r = rtc.signature_study("nat-nt", packets=120, bits=[16, 4096], hashes=["bitsel", "h3", "trie"])
+    assert r["transactions"] == 120 and r["settings"]["contexts"] == 8
+    rate = {(p["hash"], p["bits"]): p["false_conflict_rate"] for p in r["points"]}
+    for h in ("bitsel", "h3", "trie"):
+        assert rate[(h, 16)] >= rate[(h, 4096)]
+    assert rate[("h3", 16)] > 0
+    with pytest.raises(PktflowError, match="bits"):
+        rtc.signature_study("nat-nt", packets=20, bits=[1])

@@ -137,5 +137,8 @@ def runtime_run(request: str, progress: Optional[Callable[[int], None]] = None) 
 def rtc_conflicts(request: str) -> str:
     """Conflicting packets within windows of consecutive packets (JSON in and out, docs/rtc.md)."""
 
+def rtc_signature_study(request: str, progress: Optional[Callable[[int, int], None]] = None) -> str:
+    """Appendix A: false-conflict rate of each signature hash against its size (JSON in and out, docs/rtc.md)."""
+
 def compare_run(request: str, progress: Optional[Callable[[int, int, str], None]] = None) -> str:
     """Every execution model an architecture supports, side by side (JSON in and out, docs/rtc.md)."""

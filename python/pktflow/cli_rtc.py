@@ -237,11 +237,23 @@ def conflicts_cmd(
     traffic_seed: Optional[int] = typer.Option(
         None, "--traffic-seed", help="Seed of the synthetic traffic. Default: 1."
     ),
+    include_lock_words: bool = typer.Option(
+        False,
+        "--include-lock-words",
+        help="Also count the applications' software lock words as shared locations. Default: data only.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
 ) -> None:
     """Fraction of packets whose processing conflicts with another packet's within windows of
     consecutive packets (a write set meets a read or write set), from the traces alone."""
-    r = rtc.conflicts(app_name, window=window, packets=packets, trace=trace, traffic_seed=traffic_seed)
+    r = rtc.conflicts(
+        app_name,
+        window=window,
+        packets=packets,
+        trace=trace,
+        traffic_seed=traffic_seed,
+        include_lock_words=True if include_lock_words else None,
+    )
     if as_json:
         emit_json(r)
         return

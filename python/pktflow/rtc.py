@@ -25,7 +25,7 @@ from pktflow import PktflowError, _core
 from pktflow._request import choice
 from pktflow.npsim import SlowPathPolicy
 
-__all__ = ["Scheduler", "Sync", "Mode", "Cm", "Signature", "Criterion", "run", "conflicts"]
+__all__ = ["Scheduler", "Sync", "Mode", "Cm", "Signature", "Criterion", "run", "conflicts", "signature_study"]
 
 
 class Scheduler(str, enum.Enum):
@@ -237,12 +237,45 @@ def conflicts(
     traffic_seed: Optional[int] = None,
     packet_bytes: Optional[int] = None,
     parametric: Optional[dict] = None,
+    include_lock_words: Optional[bool] = None,
 ) -> dict[str, Any]:
     """Fraction of packets whose write set meets another packet's read or write set within
     windows of consecutive packets (``window`` ``"LO:HI"``, default ``"2:16"``), from the
-    functional traces alone. Returns ``windows`` (``window``, ``packets``, ``conflicting``,
-    ``fraction``)."""
+    functional traces alone. Data only by default; ``include_lock_words=True`` also counts the
+    applications' software lock words. Returns ``windows`` (``window``, ``packets``,
+    ``conflicting``, ``fraction``)."""
     req: dict[str, Any] = {"workload": _workload(app, trace, packets, traffic_seed, packet_bytes, parametric)}
     if window is not None:
         req["window"] = str(window)
+    if include_lock_words is not None:
+        req["include_lock_words"] = bool(include_lock_words)
     return json.loads(_core.rtc_conflicts(json.dumps(req)))
+
+
+def signature_study(
+    app: str,
+    *,
+    hashes: Optional[list[str]] = None,
+    bits: Optional[list[int]] = None,
+    contexts: Optional[int] = None,
+    seed: Optional[int] = None,
+    packets: Optional[int] = None,
+    trace: Optional[str] = None,
+    traffic_seed: Optional[int] = None,
+    progress: Optional[Callable[[int, int], None]] = None,
+) -> dict[str, Any]:
+    """Appendix A's study: the false-conflict rate of each signature hash (``hashes``: bitsel,
+    h3, pbx, lepbx, trie) for each signature size (``bits``) on the application's transactions,
+    each beside the ``contexts - 1`` before it (docs/rtc.md, "Signature study"). Returns
+    ``points`` (``hash``, ``bits``, ``signature_bits``, ``false_conflict_rate``, ...),
+    ``true_conflict_rate`` and ``entropy_bits``."""
+    req: dict[str, Any] = {"workload": _workload(app, trace, packets, traffic_seed, None, None)}
+    if hashes is not None:
+        req["hashes"] = [str(h) for h in hashes]
+    if bits is not None:
+        req["bits"] = [int(b) for b in bits]
+    if contexts is not None:
+        req["contexts"] = int(contexts)
+    if seed is not None:
+        req["seed"] = int(seed)
+    return json.loads(_core.rtc_signature_study(json.dumps(req), progress))

@@ -6,7 +6,7 @@
 //! of these same sources used by `pktflow run`), cost recording is compiled out: the
 //! instruction count and every memory access are empty inline functions, no visit or fate is
 //! recorded, and packets that are dropped or leave are kept for reuse instead of freed.
-use pktflow_model::{AccessKind, MemType, PacketTrace};
+use pktflow_model::{AccessKind, LockMark, MemType, PacketTrace};
 #[cfg(not(pktflow_fast))]
 use pktflow_model::{Fate, MemAccess};
 use pktflow_traffic::Packet;
@@ -66,6 +66,19 @@ impl Cx {
     #[inline]
     #[cfg(not(pktflow_fast))]
     fn access(&mut self, mem: MemType, kind: AccessKind, bytes: u32, object: u32, key: u64) {
+        self.access_marked(mem, kind, bytes, object, key, LockMark::None);
+    }
+    #[inline]
+    #[cfg(not(pktflow_fast))]
+    fn access_marked(
+        &mut self,
+        mem: MemType,
+        kind: AccessKind,
+        bytes: u32,
+        object: u32,
+        key: u64,
+        lock: LockMark,
+    ) {
         self.trace.accesses.push(MemAccess {
             mem,
             kind,
@@ -73,11 +86,24 @@ impl Cx {
             at_instr: self.instr,
             object,
             key,
+            lock,
         });
     }
     #[inline(always)]
     #[cfg(pktflow_fast)]
     fn access(&mut self, _mem: MemType, _kind: AccessKind, _bytes: u32, _object: u32, _key: u64) {}
+    #[inline(always)]
+    #[cfg(pktflow_fast)]
+    fn access_marked(
+        &mut self,
+        _mem: MemType,
+        _kind: AccessKind,
+        _bytes: u32,
+        _object: u32,
+        _key: u64,
+        _lock: LockMark,
+    ) {
+    }
 
     /// Read `bytes` of packet data (header or payload).
     #[inline]
@@ -122,6 +148,16 @@ impl Cx {
     pub fn dynamic_state(&mut self, kind: AccessKind, obj: u8, key: u64, bytes: u32) {
         let id = self.object_id(obj);
         self.access(MemType::DynamicState, kind, bytes, id, key);
+    }
+
+    /// Access to the lock word of a software lock kept in persistent dynamic state (object
+    /// `obj`, key = the lock's identity): the test-and-set that takes it (`mark` =
+    /// [`LockMark::Acquire`]) or the store that releases it ([`LockMark::Release`]). Recorded
+    /// like [`Cx::dynamic_state`] but marked, so timing models can tell the lock word from data.
+    #[inline]
+    pub fn lock_word(&mut self, kind: AccessKind, obj: u8, key: u64, bytes: u32, mark: LockMark) {
+        let id = self.object_id(obj);
+        self.access_marked(MemType::DynamicState, kind, bytes, id, key, mark);
     }
 
     /// Send `p` out of output `port`.

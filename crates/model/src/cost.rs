@@ -60,6 +60,33 @@ pub enum AccessKind {
     Write = 1,
 }
 
+/// Whether an access is part of an application's software lock rather than its data.
+///
+/// Applications that take a lock by a test-and-set of a lock word in their own state (the
+/// NetThreads thesis's benchmarks as pktflow writes them) mark those accesses, so the timing
+/// models can tell the lock word from the data it protects: under locks the word is ordinary
+/// memory traffic; under transactional memory the lock call is a transaction boundary and the
+/// word enters neither conflict detection nor the undo log (the thesis's NetTM programs replace
+/// the lock calls by transaction boundaries, chapter 8).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum LockMark {
+    /// An ordinary (data) access.
+    #[default]
+    None = 0,
+    /// Taking a software lock: the read and the write of its lock word's test-and-set.
+    Acquire = 1,
+    /// Releasing a software lock: the write of its lock word.
+    Release = 2,
+}
+
+impl LockMark {
+    pub fn is_none(&self) -> bool {
+        *self == LockMark::None
+    }
+}
+
 /// One memory access of an element visit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct MemAccess {
@@ -73,6 +100,10 @@ pub struct MemAccess {
     pub object: u32,
     /// Offset within the object, or the key (e.g. hashed flow id, table slot) touched.
     pub key: u64,
+    /// A software lock's lock word ([`LockMark::Acquire`] / [`LockMark::Release`]) or data
+    /// ([`LockMark::None`], left out of the JSON).
+    #[serde(skip_serializing_if = "LockMark::is_none")]
+    pub lock: LockMark,
 }
 
 /// One element visit: an element processing one packet (or one pull).

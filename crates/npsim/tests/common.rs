@@ -105,6 +105,7 @@ pub fn acc(mem: MemType, kind: AccessKind, at: u32, object: u32, key: u64) -> Me
         at_instr: at,
         object,
         key,
+        lock: pktflow_model::LockMark::None,
     }
 }
 

@@ -274,6 +274,7 @@ mod tests {
             at_instr: at,
             object,
             key: 0,
+            lock: pktflow_model::LockMark::None,
         }
     }
 

@@ -27,6 +27,25 @@ fn rtc_conflicts(py: Python<'_>, request: &str) -> PyResult<String> {
         .map_err(PktflowError::new_err)
 }
 
+/// Appendix A's signature study: false-conflict rate of each signature hash against the
+/// signature size on an application's transactions (request and result: docs/rtc.md).
+/// `progress`, if given, is called as `progress(done, total)` after each point.
+#[pyfunction]
+#[pyo3(signature = (request, progress=None))]
+fn rtc_signature_study(
+    py: Python<'_>,
+    request: &str,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let r = request.to_string();
+    run_cancellable(py, move || {
+        pktflow_rtc::study::study_json(&r, &mut |done, total| {
+            crate::notify(&progress, (done, total));
+        })
+    })?
+    .map_err(PktflowError::new_err)
+}
+
 /// Every execution model an architecture supports, side by side (`pktflow compare`; request
 /// and result: docs/rtc.md, "Comparing execution models"). `progress`, if given, is called as
 /// `progress(done, total, label)` before each model's search.
@@ -47,6 +66,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pktflow_rtc::plan::install();
     m.add_function(wrap_pyfunction!(rtc_run, m)?)?;
     m.add_function(wrap_pyfunction!(rtc_conflicts, m)?)?;
+    m.add_function(wrap_pyfunction!(rtc_signature_study, m)?)?;
     m.add_function(wrap_pyfunction!(compare_run, m)?)?;
     Ok(())
 }

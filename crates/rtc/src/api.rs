@@ -50,7 +50,10 @@ impl Default for WorkloadSpec {
 /// A loaded workload and the persistent-state sets of its packets (for `conflicts`).
 pub struct Loaded {
     pub workload: Workload,
+    /// Data read and write sets (lock words left out).
     pub sets: Vec<Sets>,
+    /// The same with the applications' lock words included.
+    pub sets_with_lock_words: Vec<Sets>,
     pub truncated_accesses: u64,
 }
 
@@ -108,6 +111,7 @@ impl WorkloadSpec {
                 let sets = sets_from_ops(&w);
                 return Ok(Loaded {
                     workload: w,
+                    sets_with_lock_words: sets.clone(),
                     sets,
                     truncated_accesses: 0,
                 });
@@ -117,6 +121,7 @@ impl WorkloadSpec {
                 let sets = sets_from_ops(&w);
                 return Ok(Loaded {
                     workload: w,
+                    sets_with_lock_words: sets.clone(),
                     sets,
                     truncated_accesses: 0,
                 });
@@ -141,12 +146,13 @@ impl WorkloadSpec {
             .collect();
         let mut c = TraceCompiler::new(&self.app, names);
         c.w.elements = elements;
-        let mut sets = Vec::new();
+        let (mut sets, mut sets_with_lock_words) = (Vec::new(), Vec::new());
         let mut n = 0u32;
         while n < self.packets {
             let Some(t) = run.next_trace()? else { break };
             c.add(t)?;
-            sets.push(Sets::of(t));
+            sets.push(Sets::of(t, false));
+            sets_with_lock_words.push(Sets::of(t, true));
             n += 1;
         }
         if n == 0 {
@@ -156,6 +162,7 @@ impl WorkloadSpec {
         Ok(Loaded {
             workload: c.finish(),
             sets,
+            sets_with_lock_words,
             truncated_accesses: truncated,
         })
     }
@@ -431,8 +438,13 @@ pub struct RtcResult {
 /// trace, evaluate on another): the shared words accessed inside critical sections, counted.
 fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
     let other = spec.load(1_000_003)?;
+    Trie::train(trie_counts(&other.workload), bits)
+}
+
+/// The trie's training data: the shared words accessed inside critical sections of `w`
+/// (lock words excluded: transactions do not track them), with their access counts.
+pub(crate) fn trie_counts(w: &Workload) -> HashMap<u32, u64> {
     let mut counts: HashMap<u32, u64> = HashMap::new();
-    let w = &other.workload;
     for p in &w.packets {
         let mut depth = 0i32;
         for op in w.ops_of(p) {
@@ -451,7 +463,7 @@ fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
             }
         }
     }
-    Trie::train(counts, bits)
+    counts
 }
 
 /// The run-to-completion engine for the harness ([`crate::engines`]): one workload on one
@@ -937,6 +949,9 @@ pub struct ConflictsRequest {
     pub workload: WorkloadSpec,
     /// `LO:HI` window sizes (default 2:16).
     pub window: Option<String>,
+    /// Count the applications' lock words as shared locations (default false: data conflicts
+    /// only, as the thesis's Figure 8.1 measures).
+    pub include_lock_words: Option<bool>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -961,8 +976,14 @@ pub struct ObjectPairs {
 pub fn conflicts(req: &ConflictsRequest) -> Result<ConflictsResult, String> {
     let (lo, hi) = conflicts::parse_window(req.window.as_deref().unwrap_or("2:16"))?;
     let l = req.workload.load(0)?;
-    let windows = conflicts::windows(&l.sets, lo, hi)?;
-    let mut objects = conflicts::conflicting_objects(&l.sets, lo);
+    let lock_words = req.include_lock_words.unwrap_or(false);
+    let sets = if lock_words {
+        &l.sets_with_lock_words
+    } else {
+        &l.sets
+    };
+    let windows = conflicts::windows(sets, lo, hi)?;
+    let mut objects = conflicts::conflicting_objects(sets, lo);
     objects.truncate(10);
     let conflicting_objects = objects
         .into_iter()
@@ -987,14 +1008,17 @@ pub fn conflicts(req: &ConflictsRequest) -> Result<ConflictsResult, String> {
     Ok(ConflictsResult {
         conflicting_objects,
         app: req.workload.app.clone(),
-        packets: l.sets.len() as u64,
-        packets_with_shared_state: l
-            .sets
+        packets: sets.len() as u64,
+        packets_with_shared_state: sets
             .iter()
             .filter(|s| !s.reads.is_empty() || !s.writes.is_empty())
             .count() as u64,
         windows,
-        settings: serde_json::json!({"workload": req.workload, "window": format!("{lo}:{hi}")}),
+        settings: serde_json::json!({
+            "workload": req.workload,
+            "window": format!("{lo}:{hi}"),
+            "include_lock_words": lock_words,
+        }),
     })
 }
 
@@ -1140,6 +1164,7 @@ mod tests {
                 ..Default::default()
             },
             window: Some("2:8".into()),
+            ..Default::default()
         };
         let r = conflicts(&c).unwrap();
         assert_eq!(r.windows.len(), 7);
@@ -1150,9 +1175,35 @@ mod tests {
                 packets: 50,
                 ..Default::default()
             },
-            window: None,
+            ..Default::default()
         })
         .unwrap();
         assert!(e.windows.iter().all(|p| p.conflicting == 0));
+    }
+
+    #[test]
+    fn conflicts_count_data_only_unless_lock_words_are_asked_for() {
+        // nat-nt takes its flow table's global lock in every packet: with the lock word every
+        // pair conflicts; without it only packets of the same flow (or sharing table state) do.
+        let mut c = ConflictsRequest {
+            workload: WorkloadSpec {
+                app: "nat-nt".into(),
+                packets: 200,
+                ..Default::default()
+            },
+            window: Some("2".into()),
+            include_lock_words: Some(true),
+        };
+        let with = conflicts(&c).unwrap();
+        assert_eq!(with.windows[0].fraction, 1.0);
+        assert_eq!(with.settings["include_lock_words"], true);
+        c.include_lock_words = None;
+        let data = conflicts(&c).unwrap();
+        assert!(data.windows[0].fraction < 0.9, "{:?}", data.windows);
+        assert_eq!(data.settings["include_lock_words"], false);
+        assert!(data
+            .conflicting_objects
+            .iter()
+            .all(|o| !o.object.contains("state 0 ")));
     }
 }

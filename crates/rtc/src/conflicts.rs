@@ -9,6 +9,12 @@
 //! window is ignored), as if `w` threads processed them at once; a packet counts as conflicting
 //! when it conflicts with at least one other packet of its window. The fraction is conflicting
 //! packets over packets in whole windows.
+//!
+//! Lock words: accesses the trace marks as an application's software lock
+//! ([`pktflow_model::LockMark`]) are left out by default, so the sets hold data only, as in the
+//! thesis's Figure 8.1 (its NetTM programs have no lock words: the lock calls are transaction
+//! boundaries). [`Sets::of`] with `lock_words` keeps them (every packet then meets every other
+//! packet that takes the same lock).
 use pktflow_model::{AccessKind, PacketTrace};
 use serde::Serialize;
 
@@ -20,10 +26,11 @@ pub struct Sets {
 }
 
 impl Sets {
-    pub fn of(t: &PacketTrace) -> Sets {
+    /// The sets of one traced packet; `lock_words`: include the lock-word accesses.
+    pub fn of(t: &PacketTrace, lock_words: bool) -> Sets {
         let mut s = Sets::default();
         for a in &t.accesses {
-            if !a.mem.is_persistent() {
+            if !a.mem.is_persistent() || (!lock_words && !a.lock.is_none()) {
                 continue;
             }
             match a.kind {

@@ -12,6 +12,7 @@
 //! * [`compare`]: every execution model an architecture supports, side by side;
 //! * [`plan`]: a TDPM plan as an explicit mapping of the NP simulator;
 //! * [`conflicts`]: conflicting packets within windows, from the traces alone;
+//! * [`study`]: appendix A's study of signature hashes (false conflicts against signature size);
 //! * [`api`]: the JSON request/result of `pktflow rtc` and `pktflow conflicts`, and the maximum
 //!   sustainable rate search.
 pub mod api;
@@ -20,5 +21,6 @@ pub mod conflicts;
 pub mod engine;
 pub mod engines;
 pub mod plan;
+pub mod study;
 pub mod tm;
 pub mod workload;

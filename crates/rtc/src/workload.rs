@@ -35,6 +35,11 @@ pub enum Class {
     Stack,
     /// Shared persistent state (cached; tracked by conflict detection in a transaction).
     Shared,
+    /// The lock word of an application's software lock (a trace access marked with a
+    /// [`pktflow_model::LockMark`]). Outside a transaction: shared state like any other.
+    /// Inside one: the lock call is the transaction boundary, so the access is one instruction
+    /// with no memory reference, neither in the read/write sets nor in the undo log.
+    LockWord,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -138,6 +143,8 @@ impl Workload {
     /// loads and stores to the data cache (shared state and stack; packet-buffer accesses are
     /// not cached and not counted), stores to shared state alone (what the undo log keeps with
     /// the stack filter) and distinct shared words touched. The thesis's Table 8.1 shape.
+    /// Lock-word accesses ([`Class::LockWord`]) are not counted: the thesis's transactions
+    /// have none (its NetTM programs replace the lock calls by transaction boundaries).
     pub fn critical_section_stats(&self) -> CriticalSectionStats {
         let mut st = CriticalSectionStats::default();
         let (mut loads, mut stores, mut shared_stores) = (0u64, 0u64, 0u64);
@@ -338,18 +345,23 @@ impl TraceCompiler {
                         (Class::Stack, (a.key as u32 % STACK_BYTES) & !3)
                     }
                     MemType::StaticState | MemType::DynamicState => {
+                        let class = if a.lock.is_none() {
+                            Class::Shared
+                        } else {
+                            Class::LockWord
+                        };
                         let r = self.region_of(a.object);
                         // Objects start at staggered words (37 words per region index) so
                         // that different objects' first words do not share the low address
                         // bits a direct-mapped cache or a bit-selection signature uses.
                         let stagger = ((r - (HEAP_BASE >> 20)) as u64) * 37;
                         let word = ((a.key + stagger) % (REGION_BYTES as u64 / 4)) as u32;
-                        (Class::Shared, (r << 20) | (word * 4))
+                        (class, (r << 20) | (word * 4))
                     }
                 };
                 for wd in 0..words {
                     let addr = match class {
-                        Class::Shared => {
+                        Class::Shared | Class::LockWord => {
                             (base & !(REGION_BYTES - 1)) | ((base + 4 * wd) & (REGION_BYTES - 1))
                         }
                         Class::Stack => (base + 4 * wd) % STACK_BYTES,
@@ -577,6 +589,7 @@ mod tests {
             at_instr: at,
             object,
             key,
+            lock: pktflow_model::LockMark::None,
         }
     }
 

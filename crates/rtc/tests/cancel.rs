@@ -25,6 +25,7 @@ fn interrupted_runs_stop_with_the_interrupted_message() {
             ..Default::default()
         },
         window: Some("2:64".into()),
+        ..Default::default()
     })
     .unwrap_err();
     assert!(pktflow_model::cancel::is_cancel_message(&e), "{e}");

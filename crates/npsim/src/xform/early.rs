@@ -287,6 +287,7 @@ mod tests {
                     at_instr: 1,
                     object: 0,
                     key,
+                    lock: pktflow_model::LockMark::None,
                 });
             }
             t.visits.push(Visit {

@@ -212,6 +212,7 @@ mod tests {
             at_instr: 0,
             object: if mem.is_persistent() { 7 } else { 0 },
             key,
+            lock: pktflow_model::LockMark::None,
         }
     }
 

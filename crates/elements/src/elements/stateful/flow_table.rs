@@ -279,5 +279,17 @@ mod tests {
             .nth(2)
             .unwrap();
         assert!(first_flow_lock < table_unlock);
+        // Exactly the lock words are marked: acquires (a read and a write) and releases.
+        use pktflow_model::LockMark;
+        for a in acc {
+            let lock_obj = a.object == OBJ_TABLE_LOCK as u32 || a.object == OBJ_FLOW_LOCKS as u32;
+            assert_eq!(lock_obj, !a.lock.is_none(), "{a:?}");
+            if a.lock == LockMark::Release {
+                assert_eq!(a.kind, Write);
+            }
+        }
+        let acquires = acc.iter().filter(|a| a.lock == LockMark::Acquire).count();
+        let releases = acc.iter().filter(|a| a.lock == LockMark::Release).count();
+        assert_eq!(acquires, 2 * releases, "every lock taken is released");
     }
 }

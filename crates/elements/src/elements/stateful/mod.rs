@@ -12,7 +12,10 @@
 //!   lock, the flow's slot for a per-flow lock). A critical section is therefore the span of
 //!   the trace from the lock object's first access to its last, which is what pktflow's
 //!   profiler and the simulators' lock placement compute, and a lock-per-flow design is
-//!   visible (many keys) beside a global lock (key 0).
+//!   visible (many keys) beside a global lock (key 0). The lock-word accesses carry a
+//!   [`LockMark`] (acquire or release), so a transactional-memory model can turn the lock calls
+//!   into transaction boundaries and keep the lock words out of conflict detection, as the
+//!   thesis's NetTM programs do (chapter 8).
 //! - **Addresses.** Persistent accesses carry their byte offset within the structure as the
 //!   key (record index times record size plus the field's offset), so distinct (object, key)
 //!   pairs are distinct memory words.
@@ -29,6 +32,7 @@ pub mod udhcp;
 use crate::cx::Cx;
 use crate::registry::ClassInfo;
 use pktflow_model::AccessKind::{Read, Write};
+use pktflow_model::LockMark;
 
 pub static CLASSES: &[ClassInfo] = &[
     echo_back::CLASS,
@@ -43,17 +47,18 @@ pub static CLASSES: &[ClassInfo] = &[
 /// loading its identifier).
 pub const LOCK_INSTR: u32 = 2;
 
-/// Acquire lock `key` of lock object `obj`: a test-and-set of the mutex word.
+/// Acquire lock `key` of lock object `obj`: a test-and-set of the mutex word (both accesses
+/// marked [`LockMark::Acquire`]).
 pub fn lock(cx: &mut Cx, obj: u8, key: u64) {
     cx.instr(LOCK_INSTR);
-    cx.dynamic_state(Read, obj, key, 4);
-    cx.dynamic_state(Write, obj, key, 4);
+    cx.lock_word(Read, obj, key, 4, LockMark::Acquire);
+    cx.lock_word(Write, obj, key, 4, LockMark::Acquire);
 }
 
-/// Release lock `key` of lock object `obj`.
+/// Release lock `key` of lock object `obj` (the store is marked [`LockMark::Release`]).
 pub fn unlock(cx: &mut Cx, obj: u8, key: u64) {
     cx.instr(LOCK_INSTR);
-    cx.dynamic_state(Write, obj, key, 4);
+    cx.lock_word(Write, obj, key, 4, LockMark::Release);
 }
 
 /// A parsed IPv4 header inside an Ethernet frame.
