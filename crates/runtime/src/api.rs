@@ -761,6 +761,7 @@ fn run_staged_inner(
     }
     let g = crate::mapping::GraphInfo {
         names: app.graph.elements.iter().map(|e| e.name.clone()).collect(),
+        classes: app.graph.elements.iter().map(|e| e.class.clone()).collect(),
         push: probe
             .0
             .push_connections()

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// The graph as placement sees it.
 pub struct GraphInfo {
     pub names: Vec<String>,
+    pub classes: Vec<String>,
     /// Push connections: (from element, to element).
     pub push: Vec<(u32, u32)>,
     /// Pull connections: (upstream element, element pulling).
@@ -34,12 +35,29 @@ pub struct Placement {
     pub origin: Value,
     /// Elements the mapping did not name, placed with their first placed upstream element.
     pub unmapped: Vec<String>,
+    /// Elements the mapping replicated that run as one instance (see [`SINGLE_INSTANCE`]).
+    pub not_replicated: Vec<String>,
+    /// Per element: it pulls from another member of its pull-joined group (not its first).
+    pub pull_follower: Vec<bool>,
 }
 
+/// Classes that keep one instance even when a mapping replicates them: an ARPQuerier holds the
+/// packets waiting for an address, and the neighbour's reply (a non-IP frame, not tied to any
+/// flow) must reach the instance that holds them; with replicas it may reach another one and
+/// the packets would wait for ever.
+pub const SINGLE_INSTANCE: &[&str] = &["ARPQuerier"];
+
 impl Placement {
-    /// Whether thread `t` holds element `e`.
+    /// The elements thread `t`'s router visits itself: those only it holds, and the pulling
+    /// members of a pull-joined group it holds a replica of (they take packets only from their
+    /// group's first element, on the same thread). A packet for a replicated element is set
+    /// aside and its replica chosen by flow hash, which may be this thread.
     pub fn local_mask(&self, t: usize) -> Vec<bool> {
-        self.of.iter().map(|ts| ts.contains(&t)).collect()
+        self.of
+            .iter()
+            .enumerate()
+            .map(|(e, ts)| ts == &[t] || (self.pull_follower[e] && ts.contains(&t)))
+            .collect()
     }
 
     /// Elements held by more than one thread.
@@ -74,6 +92,7 @@ impl Placement {
             "stages": stages,
             "replicated": self.replicated(g),
             "unmapped": self.unmapped,
+            "not_replicated": self.not_replicated,
         })
     }
 }
@@ -191,6 +210,8 @@ pub fn pipeline(g: &GraphInfo, costs: &[u64], threads: usize, sources: &[u32]) -
         of,
         origin: json!({"kind": "pipeline cut", "balanced_by": "instructions profiled on the first packets of the source"}),
         unmapped: Vec::new(),
+        not_replicated: Vec::new(),
+        pull_follower: (0..leader.len()).map(|e| leader[e] != e).collect(),
     }
 }
 
@@ -310,6 +331,13 @@ pub fn from_file(path: &str, g: &GraphInfo, threads: usize) -> Result<Placement,
         of[e] = up.map_or(vec![0], |a| of[a].clone());
         unmapped.push(g.names[e].clone());
     }
+    let mut not_replicated = Vec::new();
+    for (e, ts) in of.iter_mut().enumerate() {
+        if ts.len() > 1 && SINGLE_INSTANCE.contains(&g.classes[e].as_str()) {
+            ts.truncate(1);
+            not_replicated.push(g.names[e].clone());
+        }
+    }
     // Pull-joined elements run where their first element runs.
     let leader = pull_leader(g, &order);
     for e in 0..of.len() {
@@ -323,6 +351,8 @@ pub fn from_file(path: &str, g: &GraphInfo, threads: usize) -> Result<Placement,
         origin: json!({"kind": "mapping file", "file": path, "format": kind,
                        "rule": "processing element p runs on thread p mod threads"}),
         unmapped,
+        not_replicated,
+        pull_follower: (0..leader.len()).map(|e| leader[e] != e).collect(),
     })
 }
 
@@ -483,6 +513,9 @@ mod tests {
     fn chain() -> GraphInfo {
         GraphInfo {
             names: ["src", "q", "sink", "other"].map(String::from).to_vec(),
+            classes: ["FromDevice", "Queue", "ToDevice", "ARPQuerier"]
+                .map(String::from)
+                .to_vec(),
             push: vec![(0, 1), (0, 3)],
             pull: vec![(1, 2)],
         }
@@ -511,6 +544,9 @@ mod tests {
         // The pull-joined sink follows its queue.
         assert_eq!(p.of[2], vec![0]);
         assert_eq!(p.of[3], vec![1]);
+        let p = w(r#"{"threads": [["other"], ["other"]]}"#).unwrap();
+        assert_eq!(p.of[3], vec![0], "an ARPQuerier keeps one instance");
+        assert_eq!(p.not_replicated, vec!["other"]);
         let p = w(r#"{"threads": [["src"], [], ["other"]]}"#).unwrap();
         assert_eq!(p.of[3], vec![0], "PE 2 on thread 2 mod 2");
         assert_eq!(p.unmapped, vec!["q", "sink"]);

@@ -191,9 +191,11 @@ pub fn run_staged(
     )
     .map_err(|d| format_diagnostics(&d))?;
     for (a, _, b, _) in probe.0.push_connections() {
+        // A replicated element's replica is chosen by flow hash: any holder, from any thread.
+        let to = &placement.of[b as usize];
         for &x in &placement.of[a as usize] {
-            if !placement.of[b as usize].contains(&x) {
-                for &y in &placement.of[b as usize] {
+            if to.len() > 1 || !to.contains(&x) {
+                for &y in to {
                     mark(&mut pairs, x, y);
                 }
             }
@@ -267,7 +269,11 @@ pub fn run_staged(
             let dir = part_dirs[k].clone();
             let flags = &flags;
             handles.push(s.spawn(move || {
-                let r = worker(req, app, placement, k, ins, outs, &dir, shared, flags);
+                // A panic stops the run with an error instead of leaving the others waiting.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    worker(req, app, placement, k, ins, outs, &dir, shared, flags)
+                }))
+                .unwrap_or_else(|_| Err(format!("worker thread {k} panicked")));
                 if let Err(e) = &r {
                     flags.fail(e.clone());
                 }
@@ -332,10 +338,9 @@ pub fn run_staged(
                     push(k, b, &mut full_waits)?;
                 }
             }
-            for k in 0..n {
-                if !batches[k].is_empty() {
-                    let b = std::mem::take(&mut batches[k]);
-                    push(k, b, &mut full_waits)?;
+            for (k, b) in batches.iter_mut().enumerate() {
+                if !b.is_empty() {
+                    push(k, std::mem::take(b), &mut full_waits)?;
                 }
             }
             Ok(())
@@ -403,7 +408,8 @@ fn worker(
     let mut engine =
         Fast::new(graph, &app.base_dir, dir, shared).map_err(|d| format_diagnostics(&d))?;
     let local = placement.local_mask(k);
-    engine.0.set_local(local.clone());
+    engine.0.set_local(local);
+    let holds: Vec<bool> = placement.of.iter().map(|ts| ts.contains(&k)).collect();
     let mut d = Driver::new(
         engine,
         graph,
@@ -418,6 +424,7 @@ fn worker(
     let batch = req.batch;
     let mut pool: Vec<Batch> = Vec::new();
     let mut exported: Vec<(u32, u16, Packet)> = Vec::with_capacity(64);
+    let mut work: VecDeque<Item> = VecDeque::new();
     let cpu0 = thread_cpu_seconds();
     let t = Instant::now();
     let mut empty_waits = 0u64;
@@ -437,13 +444,13 @@ fn worker(
             break;
         }
         let mut did = false;
-        for i in 0..ins.len() {
-            let Some(mut b) = ins[i].cons.try_pop() else {
+        for input in ins.iter_mut() {
+            let Some(mut b) = input.cons.try_pop() else {
                 continue;
             };
             did = true;
-            ins[i].occupancy_sum += ins[i].cons.len() as u64 + 1;
-            ins[i].pops += 1;
+            input.occupancy_sum += input.cons.len() as u64 + 1;
+            input.pops += 1;
             let took = b.len() as i64;
             taken += b.len() as u64;
             let mut added = 0i64;
@@ -454,61 +461,58 @@ fn worker(
                     added += 1;
                     continue;
                 }
-                let r = match item {
-                    Item::Trace { tp, from_source } => d.process(&tp, from_source),
-                    Item::Deliver {
-                        to,
-                        port,
-                        p,
-                        from_source,
-                    } => d.deliver(to, port, p, from_source),
-                };
-                if let Err(e) = r {
-                    flags.fail(e);
-                    break 'run;
-                }
-                // What this packet caused for other threads, and the neighbours' answers.
-                loop {
+                // This item and what it causes here (replicas chosen on this thread) in order.
+                work.push_back(item);
+                while let Some(item) = work.pop_front() {
+                    let r = match item {
+                        Item::Trace { tp, from_source } => d.process(&tp, from_source),
+                        Item::Deliver {
+                            to,
+                            port,
+                            p,
+                            from_source,
+                        } => d.deliver(to, port, p, from_source),
+                    };
+                    if let Err(e) = r {
+                        flags.fail(e);
+                        break 'run;
+                    }
+                    // What this packet caused for other threads or replicas, and the
+                    // neighbours' answers.
                     let fs = d.from_source();
                     exported.extend(d.engine.0.take_exported());
                     for (to, port, p) in exported.drain(..) {
                         let dest = pick(&placement.of[to as usize], p.data());
-                        send(
-                            Item::Deliver {
-                                to,
-                                port,
-                                p,
-                                from_source: fs,
-                            },
-                            dest,
-                            &mut outs,
-                            &mut pool,
-                        );
-                        added += 1;
-                    }
-                    let Some(tp) = d.take_pending() else { break };
-                    let src = d
-                        .engine
-                        .0
-                        .source_element(tp.iface as usize)
-                        .expect("an answer enters at a source");
-                    if local[src as usize] {
-                        if let Err(e) = d.process(&tp, false) {
-                            flags.fail(e);
-                            break 'run;
+                        let item = Item::Deliver {
+                            to,
+                            port,
+                            p,
+                            from_source: fs,
+                        };
+                        if dest == k {
+                            work.push_back(item);
+                        } else {
+                            send(item, dest, &mut outs, &mut pool);
+                            added += 1;
                         }
-                    } else {
+                    }
+                    while let Some(tp) = d.take_pending() {
+                        let src = d
+                            .engine
+                            .0
+                            .source_element(tp.iface as usize)
+                            .expect("an answer enters at a source");
                         let dest = pick(&placement.of[src as usize], &tp.data);
-                        send(
-                            Item::Trace {
-                                tp,
-                                from_source: false,
-                            },
-                            dest,
-                            &mut outs,
-                            &mut pool,
-                        );
-                        added += 1;
+                        let item = Item::Trace {
+                            tp,
+                            from_source: false,
+                        };
+                        if dest == k {
+                            work.push_back(item);
+                        } else {
+                            send(item, dest, &mut outs, &mut pool);
+                            added += 1;
+                        }
                     }
                 }
             }
@@ -558,7 +562,7 @@ fn worker(
     let all = crate::engine::Engine::stats(&d.engine);
     let mut stats = serde_json::Map::new();
     for (e, decl) in graph.elements.iter().enumerate() {
-        if local[e] {
+        if holds[e] {
             if let Some(v) = all.get(&decl.name) {
                 stats.insert(decl.name.clone(), v.clone());
             }
