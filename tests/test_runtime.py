@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import dpkt
 import pytest
 from cli_run import one_error_line, run_main
@@ -94,7 +96,9 @@ def _flows(folder):
                 if not isinstance(ip, dpkt.ip.IP):
                     continue
                 l4 = ip.data
-                ports = (getattr(l4, "sport", 0), getattr(l4, "dport", 0)) if isinstance(l4, (dpkt.tcp.TCP, dpkt.udp.UDP)) else (0, 0)
+                ports = (0, 0)
+                if isinstance(l4, (dpkt.tcp.TCP, dpkt.udp.UDP)):
+                    ports = (l4.sport, l4.dport)
                 ends = sorted([(ip.src, ports[0]), (ip.dst, ports[1])])
                 flows.setdefault((f.name, tuple(ends), ip.p), []).append(bytes(buf))
     return flows
@@ -114,7 +118,9 @@ def test_pipeline_and_hybrid_keep_per_flow_outputs(tmp_path, trace):
     base = _flows(one)
     assert len(base) > 20
     pipe = tmp_path / "pipe"
-    r = run_json("run", "router", "--trace", str(trace), "--out-dir", str(pipe), "--model", "pipeline", "--threads", "3")
+    r = run_json(
+        "run", "router", "--trace", str(trace), "--out-dir", str(pipe), "--model", "pipeline", "--threads", "3"
+    )
     assert r["settings"]["model"] == "pipeline" and r["balance"]["conserved"]
     assert len(r["placement"]["stages"]) == 3
     assert r["balance"]["handed_between_threads"] == r["balance"]["received_from_threads"] > 0
@@ -126,7 +132,7 @@ def test_pipeline_and_hybrid_keep_per_flow_outputs(tmp_path, trace):
         "--packets", "200", "--no-bottleneck",
     )
     m = tmp_path / "explore.json"
-    m.write_text(__import__("json").dumps(ex))
+    m.write_text(json.dumps(ex))
     hyb = tmp_path / "hyb"
     r = run_json(
         "run", "router", "--trace", str(trace), "--out-dir", str(hyb), "--model", "hybrid", "--mapping", str(m),
@@ -143,7 +149,7 @@ def test_hybrid_from_pktflow_map(tmp_path, mpls_trace):
     runtime.run("mpls", trace=mpls_trace, out_dir=one)
     mp = run_json("map", "mpls", "--engines", "4", "--packets", "300")
     m = tmp_path / "map.json"
-    m.write_text(__import__("json").dumps(mp))
+    m.write_text(json.dumps(mp))
     hyb = tmp_path / "hyb"
     r = runtime.run("mpls", trace=mpls_trace, out_dir=hyb, threads=2, model="hybrid", mapping=m)
     assert r["balance"]["conserved"]

@@ -125,10 +125,12 @@ def run_cmd(
     for col in cols:
         t.add_column(col, justify="right")
     for th in tm["threads"]:
+        # Element groups: what the thread took from its rings; copies of the graph: its share of the trace.
+        taken = th.get("packets_taken_from_rings")
         row = [
             str(th["thread"]),
             "-" if th["core"] is None else str(th["core"]),
-            str(th["packets_from_source"] if th.get("packets_taken_from_rings") is None else th["packets_taken_from_rings"]),
+            str(th["packets_from_source"] if taken is None else taken),
             f"{100 * th['utilization']:.0f}%",
             str(th["waits_for_input"]),
             f"{th['mean_ring_occupancy_batches']:.2f}",
