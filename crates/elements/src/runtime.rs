@@ -78,6 +78,10 @@ pub struct Router {
     local: Vec<bool>,
     #[cfg(pktflow_fast)]
     exported: Vec<(u32, u16, Packet)>,
+    /// Fast build: for elements not run here but replicated here too, whether this router
+    /// visits a given packet itself (the caller's choice of replica, e.g. by flow).
+    #[cfg(pktflow_fast)]
+    replica_here: Option<ReplicaChoice>,
     /// Fast build: packets set aside for other routers, and packets received from them.
     #[cfg(pktflow_fast)]
     n_exported: u64,
@@ -501,6 +505,8 @@ impl Router {
             #[cfg(pktflow_fast)]
             exported: Vec::new(),
             #[cfg(pktflow_fast)]
+            replica_here: None,
+            #[cfg(pktflow_fast)]
             n_exported: 0,
             #[cfg(pktflow_fast)]
             n_received: 0,
@@ -642,7 +648,14 @@ impl Router {
         while let Some((port, p)) = self.cx.out.pop() {
             match self.out_edge[from as usize].get(port).copied().flatten() {
                 #[cfg(pktflow_fast)]
-                Some((to, to_port)) if !self.local.is_empty() && !self.local[to as usize] => {
+                Some((to, to_port))
+                    if !self.local.is_empty()
+                        && !self.local[to as usize]
+                        && !self
+                            .replica_here
+                            .as_ref()
+                            .is_some_and(|(rep, here)| rep[to as usize] && here(to, &p)) =>
+                {
                     self.n_exported += 1;
                     self.exported.push((to, to_port, p));
                 }
@@ -802,6 +815,18 @@ impl Router {
         assert_eq!(local.len(), self.elems.len(), "one flag per element");
         self.pull_sinks.retain(|&s| local[s as usize]);
         self.local = local;
+    }
+
+    /// Fast build: elements (flag per element) this router holds a replica of among others:
+    /// a packet for one is visited here when `here(element, packet)` says so, else set aside.
+    #[cfg(pktflow_fast)]
+    pub fn set_replica_choice(
+        &mut self,
+        replicated: Vec<bool>,
+        here: Box<dyn Fn(u32, &Packet) -> bool + Send>,
+    ) {
+        assert_eq!(replicated.len(), self.elems.len(), "one flag per element");
+        self.replica_here = Some((replicated, here));
     }
 
     /// Fast build: packets set aside for elements this router does not run: (element, input
@@ -1063,6 +1088,10 @@ impl Router {
         serde_json::Value::Object(m)
     }
 }
+
+/// Fast build: elements replicated here, and the choice of visiting a packet here.
+#[cfg(pktflow_fast)]
+type ReplicaChoice = (Vec<bool>, Box<dyn Fn(u32, &Packet) -> bool + Send>);
 
 /// Fast build: the packet balance of a run. Conserved when
 /// `injected + created == output + dropped + held`.

@@ -410,6 +410,18 @@ fn worker(
     let local = placement.local_mask(k);
     engine.0.set_local(local);
     let holds: Vec<bool> = placement.of.iter().map(|ts| ts.contains(&k)).collect();
+    // A packet for a replicated element held here is visited at once when its flow picks this
+    // replica (depth first, as on one thread), else set aside for the replica it picks.
+    let replicated: Vec<bool> = placement
+        .of
+        .iter()
+        .map(|ts| ts.len() > 1 && ts.contains(&k))
+        .collect();
+    let of = placement.of.clone();
+    engine.0.set_replica_choice(
+        replicated,
+        Box::new(move |e, p| pick(&of[e as usize], p.data()) == k),
+    );
     let mut d = Driver::new(
         engine,
         graph,
