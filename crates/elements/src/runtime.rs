@@ -820,11 +820,7 @@ impl Router {
     /// Fast build: elements (flag per element) this router holds a replica of among others:
     /// a packet for one is visited here when `here(element, packet)` says so, else set aside.
     #[cfg(pktflow_fast)]
-    pub fn set_replica_choice(
-        &mut self,
-        replicated: Vec<bool>,
-        here: Box<dyn Fn(u32, &Packet) -> bool + Send>,
-    ) {
+    pub fn set_replica_choice(&mut self, replicated: Vec<bool>, here: ReplicaHere) {
         assert_eq!(replicated.len(), self.elems.len(), "one flag per element");
         self.replica_here = Some((replicated, here));
     }
@@ -1089,9 +1085,13 @@ impl Router {
     }
 }
 
+/// Fast build: whether this router visits a packet for a replicated element itself.
+#[cfg(pktflow_fast)]
+pub type ReplicaHere = Box<dyn Fn(u32, &Packet) -> bool + Send>;
+
 /// Fast build: elements replicated here, and the choice of visiting a packet here.
 #[cfg(pktflow_fast)]
-type ReplicaChoice = (Vec<bool>, Box<dyn Fn(u32, &Packet) -> bool + Send>);
+type ReplicaChoice = (Vec<bool>, ReplicaHere);
 
 /// Fast build: the packet balance of a run. Conserved when
 /// `injected + created == output + dropped + held`.
