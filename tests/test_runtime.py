@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import dpkt
 import pytest
 from cli_run import one_error_line, run_main
@@ -74,13 +76,113 @@ def test_run_router_threads_writes_one_pcap_per_device(tmp_path, trace):
         assert ip_packets(one / n) == ip_packets(two / n)
 
 
-def test_run_table_and_model_refusal(capsys, trace):
+def test_run_table_and_pipeline_table(capsys, trace):
     code, out, err = run_main(capsys, "run", "router", "--trace", str(trace))
     assert code == 0, err
     assert "packets/s" in out and "conserved" in out
-    code, out, err = run_main(capsys, "run", "router", "--trace", str(trace), "--model", "pipeline")
+    code, out, err = run_main(capsys, "run", "router", "--trace", str(trace), "--model", "pipeline", "--threads", "2")
+    assert code == 0, err
+    assert "pipeline" in out and "handed between threads" in out and "conserved" in out
+
+
+def _flows(folder):
+    """IPv4 records of every pcap in ``folder`` grouped by (file, symmetric 5-tuple), in order."""
+    flows = {}
+    for f in sorted(folder.glob("*.pcap")):
+        with open(f, "rb") as fh:
+            for _, buf in dpkt.pcap.Reader(fh):
+                eth = dpkt.ethernet.Ethernet(buf)
+                ip = eth.data
+                if not isinstance(ip, dpkt.ip.IP):
+                    continue
+                l4 = ip.data
+                ports = (0, 0)
+                if isinstance(l4, (dpkt.tcp.TCP, dpkt.udp.UDP)):
+                    ports = (l4.sport, l4.dport)
+                ends = sorted([(ip.src, ports[0]), (ip.dst, ports[1])])
+                flows.setdefault((f.name, tuple(ends), ip.p), []).append(bytes(buf))
+    return flows
+
+
+@pytest.fixture(scope="module")
+def mpls_trace(tmp_path_factory):
+    d = tmp_path_factory.mktemp("mpls")
+    p = d / "in.pcap"
+    pktflow.write_synthetic(p, 800, seed=5, app="mpls")
+    return p
+
+
+def test_pipeline_and_hybrid_keep_per_flow_outputs(tmp_path, trace):
+    one = tmp_path / "one"
+    runtime.run("router", trace=trace, out_dir=one)
+    base = _flows(one)
+    assert len(base) > 20
+    pipe = tmp_path / "pipe"
+    r = run_json(
+        "run", "router", "--trace", str(trace), "--out-dir", str(pipe), "--model", "pipeline", "--threads", "3"
+    )
+    assert r["settings"]["model"] == "pipeline" and r["balance"]["conserved"]
+    assert len(r["placement"]["stages"]) == 3
+    assert r["balance"]["handed_between_threads"] == r["balance"]["received_from_threads"] > 0
+    assert {x["to_thread"] for x in r["timing"]["rings"]} == {0, 1, 2}
+    assert _flows(pipe) == base
+    # The mapping pktflow explore --json writes, run as hybrid.
+    ex = run_json(
+        "explore", "router", "--pes", "4", "--replication", "global", "--mapper", "greedy",
+        "--packets", "200", "--no-bottleneck",
+    )
+    m = tmp_path / "explore.json"
+    m.write_text(json.dumps(ex))
+    hyb = tmp_path / "hyb"
+    r = run_json(
+        "run", "router", "--trace", str(trace), "--out-dir", str(hyb), "--model", "hybrid", "--mapping", str(m),
+        "--threads", "2",
+    )
+    assert r["settings"]["mapping"] == str(m) and r["balance"]["conserved"]
+    assert r["placement"]["origin"]["format"].startswith("explore")
+    assert r["placement"]["replicated"]
+    assert _flows(hyb) == base
+
+
+def test_hybrid_from_pktflow_map(tmp_path, mpls_trace):
+    one = tmp_path / "one"
+    runtime.run("mpls", trace=mpls_trace, out_dir=one)
+    mp = run_json("map", "mpls", "--engines", "4", "--packets", "300")
+    m = tmp_path / "map.json"
+    m.write_text(json.dumps(mp))
+    hyb = tmp_path / "hyb"
+    r = runtime.run("mpls", trace=mpls_trace, out_dir=hyb, threads=2, model="hybrid", mapping=m)
+    assert r["balance"]["conserved"]
+    assert r["placement"]["origin"]["format"].startswith("map")
+    assert _flows(hyb) == _flows(one) and _flows(one)
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("not json", "not JSON"),
+        ('{"threads": [["no_such"]]}', "no_such"),
+        ('{"threads": [["rt", "rt"]]}', "twice"),
+        ("{}", "no mapping found"),
+        ('{"mapping": {"tasks": [{"element": "rt", "pes": []}]}}', "no processing element"),
+    ],
+)
+def test_bad_mapping_file_one_line(tmp_path, capsys, trace, text, needle):
+    m = tmp_path / "m.json"
+    m.write_text(text)
+    code, _, err = run_main(
+        capsys, "run", "router", "--trace", str(trace), "--model", "hybrid", "--mapping", str(m), "--threads", "2"
+    )
     assert code == 2
-    assert "not implemented" in one_error_line(err)
+    line = one_error_line(err)
+    assert str(m) in line and needle in line
+
+
+def test_mapping_needs_hybrid_and_hybrid_needs_mapping(capsys, trace):
+    code, _, err = run_main(capsys, "run", "router", "--trace", str(trace), "--model", "hybrid")
+    assert code == 2 and "--mapping" in one_error_line(err)
+    code, _, err = run_main(capsys, "run", "router", "--trace", str(trace), "--mapping", "x.json")
+    assert code == 2 and "--model hybrid" in one_error_line(err)
 
 
 @pytest.mark.parametrize(

@@ -132,7 +132,8 @@ def rtc_run(request: str, progress: Optional[Callable[[int, int], None]] = None)
     """Maximum sustainable rate on the multithreaded soft multiprocessor (JSON in and out, docs/rtc.md)."""
 
 def runtime_run(request: str, progress: Optional[Callable[[int], None]] = None) -> str:
-    """Run an application on the host's cores without cost recording (JSON in and out, docs/runtime.md)."""
+    """Run an application on the host's cores without cost recording: copies of the graph (rtc), element groups
+    joined by rings (pipeline) or a mapping file's placement (hybrid); JSON in and out, docs/runtime.md."""
 
 def rtc_conflicts(request: str) -> str:
     """Conflicting packets within windows of consecutive packets (JSON in and out, docs/rtc.md)."""

@@ -44,7 +44,22 @@ def run_cmd(
         None,
         "--model",
         help="rtc: a copy of the whole graph per thread, packets dispatched by flow (default). "
-        "pipeline and hybrid are not implemented yet.",
+        "pipeline: the graph cut into --threads groups of elements joined by rings, balanced by a quick "
+        "profile. hybrid: the placement of --mapping FILE.",
+    ),
+    mapping: Optional[Path] = typer.Option(
+        None,
+        "--mapping",
+        metavar="FILE",
+        help="With --model hybrid: the JSON that pktflow explore, maxrate or map --json wrote, or a "
+        'hand-written {"threads": [["elem", ...], ...]} (docs/runtime.md). Processing element p runs on '
+        "thread p mod --threads; an element on several is replicated.",
+    ),
+    profile_packets: Optional[int] = typer.Option(
+        None,
+        "--profile-packets",
+        metavar="N",
+        help="With --model pipeline: packets of the quick profile that balances the cut. Default: 2000.",
     ),
     io: Optional[Io] = typer.Option(
         None,
@@ -95,6 +110,8 @@ def run_cmd(
             pin=False if no_pin else None,
             ring_slots=ring_slots,
             batch=batch,
+            mapping=mapping,
+            profile_packets=profile_packets,
             progress=lambda done: bar.update(done),
         )
     if predict is not None:
@@ -112,18 +129,34 @@ def run_cmd(
         f"balance: {b['injected']} in + {b['created']} created = {b['output']} out + {b['dropped']} dropped "
         f"+ {b['held']} held ({'conserved' if b['conserved'] else 'NOT conserved'})"
     )
-    t = Table(title="threads")
-    for col in ("thread", "core", "packets", "utilization", "waits for input"):
+    stages = (r.get("placement") or {}).get("stages")
+    t = Table(title=f"threads ({r['settings']['model']})")
+    cols = ["thread", "core", "packets", "utilization", "waits for input", "ring occupancy"]
+    if stages:
+        cols.insert(3, "elements")
+    for col in cols:
         t.add_column(col, justify="right")
     for th in tm["threads"]:
-        t.add_row(
+        # Element groups: what the thread took from its rings; copies of the graph: its share of the trace.
+        taken = th.get("packets_taken_from_rings")
+        row = [
             str(th["thread"]),
             "-" if th["core"] is None else str(th["core"]),
-            str(th["packets_from_source"]),
+            str(th["packets_from_source"] if taken is None else taken),
             f"{100 * th['utilization']:.0f}%",
             str(th["waits_for_input"]),
-        )
+            f"{th['mean_ring_occupancy_batches']:.2f}",
+        ]
+        if stages:
+            row.insert(3, str(len(stages[th["thread"]]["elements"])))
+        t.add_row(*row)
     console.print(t)
+    if stages:
+        rep = (r["placement"].get("replicated") or [])
+        if rep:
+            console.print(f"replicated: {', '.join(rep)}")
+        if b.get("handed_between_threads"):
+            console.print(f"{b['handed_between_threads']} packets handed between threads")
     for f in r["outputs"]:
         console.print(f"wrote {f}")
     if "prediction" in r:

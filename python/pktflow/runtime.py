@@ -54,9 +54,17 @@ def run(
     ring_slots: Optional[int] = None,
     batch: Optional[int] = None,
     reply_every: Optional[int] = None,
+    mapping: Optional[Union[str, Path]] = None,
+    profile_packets: Optional[int] = None,
     progress: Optional[Callable[[int], None]] = None,
 ) -> dict[str, Any]:
-    """Run ``app`` on a trace file or a synthetic trace and return the result document."""
+    """Run ``app`` on a trace file or a synthetic trace and return the result document.
+
+    ``model``: ``rtc`` (a copy of the graph per thread), ``pipeline`` (the graph cut into
+    ``threads`` groups of elements joined by rings, balanced by a quick profile of
+    ``profile_packets`` packets) or ``hybrid`` (the placement of ``mapping``, a JSON file written
+    by ``pktflow explore/maxrate/map --json`` or by hand: docs/runtime.md).
+    """
     req: dict[str, Any] = {"app": str(app)}
     for key, val in (
         ("trace", None if trace is None else str(trace)),
@@ -71,6 +79,8 @@ def run(
         ("ring_slots", ring_slots),
         ("batch", batch),
         ("reply_every", reply_every),
+        ("mapping", None if mapping is None else str(mapping)),
+        ("profile_packets", profile_packets),
     ):
         if val is not None:
             req[key] = val

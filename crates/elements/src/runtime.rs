@@ -71,6 +71,22 @@ pub struct Router {
     /// Totals over the run.
     pub injected: u64,
     pub conservation_errors: u64,
+    /// Fast build, element groups on threads (`pktflow run --model pipeline|hybrid`): which
+    /// elements this router runs (empty: all). A packet for an element it does not run is set
+    /// aside in `exported` instead of visited.
+    #[cfg(pktflow_fast)]
+    local: Vec<bool>,
+    #[cfg(pktflow_fast)]
+    exported: Vec<(u32, u16, Packet)>,
+    /// Fast build: for elements not run here but replicated here too, whether this router
+    /// visits a given packet itself (the caller's choice of replica, e.g. by flow).
+    #[cfg(pktflow_fast)]
+    replica_here: Option<ReplicaChoice>,
+    /// Fast build: packets set aside for other routers, and packets received from them.
+    #[cfg(pktflow_fast)]
+    n_exported: u64,
+    #[cfg(pktflow_fast)]
+    n_received: u64,
 }
 
 fn push_err(errs: &mut Vec<Diagnostic>, span: &Span, msg: String) {
@@ -484,6 +500,16 @@ impl Router {
             stopped: false,
             call_errors: None,
             downstream_queue,
+            #[cfg(pktflow_fast)]
+            local: Vec::new(),
+            #[cfg(pktflow_fast)]
+            exported: Vec::new(),
+            #[cfg(pktflow_fast)]
+            replica_here: None,
+            #[cfg(pktflow_fast)]
+            n_exported: 0,
+            #[cfg(pktflow_fast)]
+            n_received: 0,
         };
         // Script instructions before their first wait run now, before any packet.
         if let Err((i, m)) = r.run_scripts(false) {
@@ -617,8 +643,22 @@ impl Router {
 
     /// Deliver what the last visit emitted (in reverse, so the stack pops them in port order).
     fn route_emitted(&mut self, from: u32) {
+        #[cfg(pktflow_fast)]
+        let first_export = self.exported.len();
         while let Some((port, p)) = self.cx.out.pop() {
             match self.out_edge[from as usize].get(port).copied().flatten() {
+                #[cfg(pktflow_fast)]
+                Some((to, to_port))
+                    if !self.local.is_empty()
+                        && !self.local[to as usize]
+                        && !self
+                            .replica_here
+                            .as_ref()
+                            .is_some_and(|(rep, here)| rep[to as usize] && here(to, &p)) =>
+                {
+                    self.n_exported += 1;
+                    self.exported.push((to, to_port, p));
+                }
                 Some((to, to_port)) => self.stack.push((to, to_port, p)),
                 None => {
                     self.cx.element = from;
@@ -626,6 +666,9 @@ impl Router {
                 }
             }
         }
+        // Packets set aside leave in the order they were emitted.
+        #[cfg(pktflow_fast)]
+        self.exported[first_export..].reverse();
     }
 
     fn run_stack(&mut self) {
@@ -759,7 +802,81 @@ impl Router {
             output: self.cx.outputs,
             dropped: self.cx.drops,
             held: self.held_now() as u64,
+            received: self.n_received,
+            exported: self.n_exported,
         }
+    }
+
+    /// Fast build: run only the elements marked true (one flag per element); packets for the
+    /// others are set aside ([`Router::take_exported`]). Pull sinks of elements not run here
+    /// are not drained by this router.
+    #[cfg(pktflow_fast)]
+    pub fn set_local(&mut self, local: Vec<bool>) {
+        assert_eq!(local.len(), self.elems.len(), "one flag per element");
+        self.pull_sinks.retain(|&s| local[s as usize]);
+        self.local = local;
+    }
+
+    /// Fast build: elements (flag per element) this router holds a replica of among others:
+    /// a packet for one is visited here when `here(element, packet)` says so, else set aside.
+    #[cfg(pktflow_fast)]
+    pub fn set_replica_choice(&mut self, replicated: Vec<bool>, here: ReplicaHere) {
+        assert_eq!(replicated.len(), self.elems.len(), "one flag per element");
+        self.replica_here = Some((replicated, here));
+    }
+
+    /// Fast build: packets set aside for elements this router does not run: (element, input
+    /// port, packet), in the order they were emitted.
+    #[cfg(pktflow_fast)]
+    pub fn take_exported(&mut self) -> std::vec::Drain<'_, (u32, u16, Packet)> {
+        self.exported.drain(..)
+    }
+
+    /// Fast build: process a packet handed over by another router, arriving at input `port`
+    /// of element `to`, and everything it causes here (as [`Router::inject`] does for a
+    /// trace packet). It counts as received, not injected.
+    #[cfg(pktflow_fast)]
+    pub fn deliver(&mut self, to: u32, port: u16, p: Packet) {
+        let before = packets_created();
+        self.cx.now_ns = p.anno.timestamp_ns;
+        self.cx.trace.timestamp_ns = p.anno.timestamp_ns;
+        self.stack.push((to, port, p));
+        self.run_stack();
+        self.drain_pull_sinks();
+        if !self.cx.calls.is_empty() {
+            self.run_calls();
+        }
+        self.n_received += 1;
+        self.created_inside += packets_created() - before;
+    }
+
+    /// The source element trace interface `iface` enters (as [`Router::inject`] chooses it).
+    pub fn source_element(&self, iface: usize) -> Option<u32> {
+        (!self.sources.is_empty()).then(|| self.sources[iface % self.sources.len()])
+    }
+
+    /// Pull connections: (upstream element, element that pulls from it).
+    pub fn pull_connections(&self) -> Vec<(u32, u32)> {
+        let mut v = Vec::new();
+        for (e, ins) in self.in_edge.iter().enumerate() {
+            for (up, _) in ins.iter().flatten() {
+                v.push((*up, e as u32));
+            }
+        }
+        v
+    }
+
+    /// Push connections: (element, output port, element, input port).
+    pub fn push_connections(&self) -> Vec<(u32, u16, u32, u16)> {
+        let mut v = Vec::new();
+        for (e, outs) in self.out_edge.iter().enumerate() {
+            for (port, to) in outs.iter().enumerate() {
+                if let Some((t, tp)) = to {
+                    v.push((e as u32, port as u16, *t, *tp));
+                }
+            }
+        }
+        v
     }
 
     /// Fast build: a packet buffer to reuse (one that was dropped or left), if any.
@@ -968,6 +1085,14 @@ impl Router {
     }
 }
 
+/// Fast build: whether this router visits a packet for a replicated element itself.
+#[cfg(pktflow_fast)]
+pub type ReplicaHere = Box<dyn Fn(u32, &Packet) -> bool + Send>;
+
+/// Fast build: elements replicated here, and the choice of visiting a packet here.
+#[cfg(pktflow_fast)]
+type ReplicaChoice = (Vec<bool>, ReplicaHere);
+
 /// Fast build: the packet balance of a run. Conserved when
 /// `injected + created == output + dropped + held`.
 #[cfg(pktflow_fast)]
@@ -983,12 +1108,17 @@ pub struct Counts {
     pub dropped: u64,
     /// Packets still held (queues, ARP waits).
     pub held: u64,
+    /// Packets handed over by other routers ([`Router::deliver`]) and set aside for them
+    /// ([`Router::take_exported`]); both 0 when the router runs every element.
+    pub received: u64,
+    pub exported: u64,
 }
 
 #[cfg(pktflow_fast)]
 impl Counts {
     pub fn conserved(&self) -> bool {
-        self.injected + self.created == self.output + self.dropped + self.held
+        self.injected + self.received + self.created
+            == self.output + self.dropped + self.held + self.exported
     }
 }
 

@@ -11,8 +11,11 @@
 //! - the TDPM applications `mpls`, `firewall`, `l3switch` on synthetic traces shaped for them.
 //!
 //! For each: the functional run with cost recording (what `pktflow profile` runs, one thread),
-//! then `pktflow run` with 1 and 2 threads (run-to-completion), all reading the same pcap file
-//! and none writing the packets that leave (no `--out-dir`).
+//! then `pktflow run` with 1 and 2 threads as run-to-completion copies (`rtc`), as a pipeline
+//! cut (`pipeline`), and as `hybrid` with the mapping `{"threads": [ALL, ALL]}` (every element
+//! replicated on both threads, packets spread by flow hash at every element; on one thread it
+//! collapses to one), all reading the same pcap file and none writing the packets that leave
+//! (no `--out-dir`).
 //!
 //! Run: `cargo run --release -p pktflow-runtime --bin runtime-bench`
 //! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated).
@@ -129,16 +132,18 @@ fn functional(app: &str, trace: &Path, out: &Path) -> f64 {
 }
 
 /// `pktflow run` without `--out-dir`: like the functional run above, it writes no device pcap.
-fn fast(app: &str, trace: &Path, threads: usize) -> f64 {
-    let req = Request::from_json(
-        &serde_json::json!({
-            "app": app,
-            "trace": trace.display().to_string(),
-            "threads": threads,
-        })
-        .to_string(),
-    )
-    .expect("request");
+/// `model`: rtc, pipeline, or hybrid with `mapping`.
+fn fast(app: &str, trace: &Path, threads: usize, model: &str, mapping: Option<&Path>) -> f64 {
+    let mut v = serde_json::json!({
+        "app": app,
+        "trace": trace.display().to_string(),
+        "threads": threads,
+        "model": model,
+    });
+    if let Some(m) = mapping {
+        v["mapping"] = m.display().to_string().into();
+    }
+    let req = Request::from_json(&v.to_string()).expect("request");
     let r = run(&req, &mut |_| {}).expect("run");
     assert_eq!(r["balance"]["conserved"], true, "{}", r["balance"]);
     r["timing"]["packets_per_second"].as_f64().unwrap()
@@ -159,7 +164,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
-    let mut cases: Vec<(String, String, PathBuf)> = Vec::new();
+    let mut cases: Vec<(String, String, PathBuf, PathBuf)> = Vec::new();
     let r300 = router300(&dir);
     for name in ["router300", "nat1000", "mpls", "firewall", "l3switch"] {
         if let Some(o) = &only {
@@ -182,21 +187,44 @@ fn main() {
                 a.to_string()
             }
         };
-        cases.push((name.to_string(), app, trace));
+        // Hybrid: every element on both threads.
+        let a = load_app(&app).expect("app");
+        let names: Vec<&str> = a.graph.elements.iter().map(|e| e.name.as_str()).collect();
+        let mapping = dir.join(format!("{name}-all.json"));
+        std::fs::write(
+            &mapping,
+            serde_json::json!({"threads": [names, names]}).to_string(),
+        )
+        .expect("write mapping");
+        cases.push((name.to_string(), app, trace, mapping));
     }
-    println!("{n} packets per trace, best of {reps} runs (spread: slowest/best); the three kinds of run alternate, so a change of the machine's load touches all of them");
-    for (name, app, trace) in &cases {
-        let mut runs: [Vec<f64>; 3] = Default::default();
+    println!("{n} packets per trace, best of {reps} runs (spread: slowest/best); the kinds of run alternate, so a change of the machine's load touches all of them");
+    let load = || {
+        std::fs::read_to_string("/proc/loadavg")
+            .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|_| "?".into())
+    };
+    println!("load average at the start: {}", load());
+    let what = [
+        "functional run (cost recording), 1 thread",
+        "pktflow run rtc, 1 thread",
+        "pktflow run rtc, 2 threads",
+        "pktflow run pipeline, 1 thread",
+        "pktflow run pipeline, 2 threads",
+        "pktflow run hybrid (all replicated), 1 thread",
+        "pktflow run hybrid (all replicated), 2 threads",
+    ];
+    for (name, app, trace, mapping) in &cases {
+        let mut runs: Vec<Vec<f64>> = vec![Vec::new(); what.len()];
         for _ in 0..reps {
             runs[0].push(functional(app, trace, &out));
-            runs[1].push(fast(app, trace, 1));
-            runs[2].push(fast(app, trace, 2));
+            runs[1].push(fast(app, trace, 1, "rtc", None));
+            runs[2].push(fast(app, trace, 2, "rtc", None));
+            runs[3].push(fast(app, trace, 1, "pipeline", None));
+            runs[4].push(fast(app, trace, 2, "pipeline", None));
+            runs[5].push(fast(app, trace, 1, "hybrid", Some(mapping)));
+            runs[6].push(fast(app, trace, 2, "hybrid", Some(mapping)));
         }
-        let what = [
-            "functional run (cost recording), 1 thread",
-            "pktflow run rtc, 1 thread",
-            "pktflow run rtc, 2 threads",
-        ];
         for (k, v) in runs.iter().enumerate() {
             let b = v.iter().cloned().fold(0.0, f64::max);
             let w = v.iter().cloned().fold(f64::MAX, f64::min);
@@ -206,6 +234,7 @@ fn main() {
                 100.0 * w / b
             );
         }
+        println!("{name:10} load average after: {}", load());
     }
     // PKTFLOW_BENCH_KEEP=1 keeps the folder (configurations and traces) for other runs.
     if std::env::var("PKTFLOW_BENCH_KEEP").is_err() {

@@ -1,9 +1,11 @@
 //! `pktflow run`: the JSON request (what the user set; Rust owns every default) and the result.
 //!
 //! Request keys: `app` (required), `trace` (pcap/pcapng) or `synthetic` + `seed`, `input_port`,
-//! `out_dir`, `threads` (default 1), `model` (`rtc`; default `rtc`), `io` (`dedicated` or
+//! `out_dir`, `threads` (default 1), `model` (`rtc`, `pipeline` or `hybrid`; default `rtc`),
+//! `mapping` (a mapping file, required by and only for `hybrid`), `io` (`dedicated` or
 //! `shared`; default `dedicated`), `pin` (default true), `ring_slots` (default 256),
-//! `batch` (default 32), `reply_every`.
+//! `batch` (default 32), `reply_every`, `profile_packets` (packets of the quick profile that
+//! balances the pipeline cut; default 2,000).
 use crate::driver::{device_file_name, Driver};
 use crate::engine::{Balance, Engine, Fast};
 use crate::ring;
@@ -26,7 +28,24 @@ pub const MAX_BATCH: u64 = 4096;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
     Rtc,
+    Pipeline,
+    Hybrid,
 }
+
+impl Model {
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Rtc => "rtc",
+            Model::Pipeline => "pipeline",
+            Model::Hybrid => "hybrid",
+        }
+    }
+}
+
+/// Packets of the quick profile that balances the pipeline cut.
+pub const DEFAULT_PROFILE_PACKETS: u64 = 2_000;
+/// Most packets of the quick profile.
+pub const MAX_PROFILE_PACKETS: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Io {
@@ -47,6 +66,8 @@ pub struct Request {
     pub ring_slots: usize,
     pub batch: usize,
     pub reply_every: Option<u64>,
+    pub mapping: Option<String>,
+    pub profile_packets: u64,
 }
 
 /// A whole number in `min..=max`; errors name the command-line option (`--ring-slots`).
@@ -96,6 +117,8 @@ impl Request {
             "ring_slots",
             "batch",
             "reply_every",
+            "mapping",
+            "profile_packets",
         ];
         if let Some(k) = v
             .as_object()
@@ -120,13 +143,27 @@ impl Request {
         let source = Source::from_args_with(get_str(&v, "trace")?, synthetic, seed, input_port);
         let model = match get_str(&v, "model")?.unwrap_or("rtc") {
             "rtc" => Model::Rtc,
-            m @ ("pipeline" | "hybrid") => {
-                return Err(format!(
-                    "--model {m} is not implemented yet: only rtc (run-to-completion copies of the graph) runs"
-                ))
-            }
+            "pipeline" => Model::Pipeline,
+            "hybrid" => Model::Hybrid,
             m => return Err(format!("--model {m}: expected rtc, pipeline or hybrid")),
         };
+        let mapping = get_str(&v, "mapping")?.map(str::to_string);
+        match (model, &mapping) {
+            (Model::Hybrid, None) => {
+                return Err("--model hybrid needs --mapping FILE (the JSON of pktflow explore, maxrate or map, or a hand-written {\"threads\": [[...], ...]})".into())
+            }
+            (Model::Rtc | Model::Pipeline, Some(_)) => {
+                return Err(format!(
+                    "--mapping applies to --model hybrid, not {}",
+                    model.name()
+                ))
+            }
+            _ => {}
+        }
+        let profile_packets = get_u64(&v, "profile_packets", 1, MAX_PROFILE_PACKETS)?;
+        if profile_packets.is_some() && model != Model::Pipeline {
+            return Err("--profile-packets applies to --model pipeline".into());
+        }
         let io = match get_str(&v, "io")?.unwrap_or("dedicated") {
             "dedicated" => Io::Dedicated,
             "shared" => Io::Shared,
@@ -148,6 +185,8 @@ impl Request {
             ring_slots: get_u64(&v, "ring_slots", 2, MAX_RING_SLOTS)?.unwrap_or(256) as usize,
             batch: get_u64(&v, "batch", 1, MAX_BATCH)?.unwrap_or(32) as usize,
             reply_every: get_u64(&v, "reply_every", 0, u64::MAX)?,
+            mapping,
+            profile_packets: profile_packets.unwrap_or(DEFAULT_PROFILE_PACKETS),
         })
     }
 }
@@ -183,7 +222,7 @@ pub fn pin_to(core: usize) -> Option<usize> {
 }
 
 /// Busy time of the calling thread (CPU time), seconds.
-fn thread_cpu_seconds() -> f64 {
+pub(crate) fn thread_cpu_seconds() -> f64 {
     #[cfg(target_os = "linux")]
     unsafe {
         let mut ts: libc::timespec = std::mem::zeroed();
@@ -212,6 +251,8 @@ struct WorkerReport {
     /// Sum over pops of the ring's occupancy (batches), and pops.
     occupancy_sum: u64,
     pops: u64,
+    /// Element groups on threads: packets taken from the thread's input rings.
+    taken: Option<u64>,
 }
 
 /// Run a request; `tick(packets_done)` every 65,536 packets (one thread only).
@@ -225,10 +266,9 @@ pub fn run(req: &Request, tick: &mut dyn FnMut(u64)) -> Result<Value, String> {
             return Err(format!("--out-dir {}: not a folder", d.display()));
         }
     }
-    if req.threads == 1 {
-        run_one(req, &app, tick)
-    } else {
-        run_rtc(req, &app)
+    match req.model {
+        Model::Rtc if req.threads == 1 => run_one(req, &app, tick),
+        _ => run_rtc(req, &app),
     }
 }
 
@@ -299,9 +339,18 @@ fn run_one(
         devices,
         occupancy_sum: 0,
         pops: 0,
+        taken: None,
     };
     let outputs = list_outputs(req, &w.devices, app);
-    Ok(report(req, app, vec![w], secs, outputs, json!([])))
+    Ok(report(
+        req,
+        app,
+        vec![w],
+        secs,
+        outputs,
+        json!([]),
+        Value::Null,
+    ))
 }
 
 /// ToDump outputs and device pcaps in the output folder after a run.
@@ -346,6 +395,7 @@ fn report(
     secs: f64,
     outputs: Vec<String>,
     rings: Value,
+    placement: Value,
 ) -> Value {
     let mut total = Balance::default();
     let (mut src, mut nr, mut ipr) = (0, 0, 0);
@@ -368,6 +418,7 @@ fn report(
                 "utilization": if w.wall_seconds > 0.0 { (w.cpu_seconds / w.wall_seconds).min(1.0) } else { 0.0 },
                 "waits_for_input": w.empty_waits,
                 "mean_ring_occupancy_batches": if w.pops > 0 { w.occupancy_sum as f64 / w.pops as f64 } else { 0.0 },
+                "packets_taken_from_rings": w.taken,
             })
         })
         .collect();
@@ -375,6 +426,22 @@ fn report(
     let mut stats = serde_json::Map::new();
     if workers.len() == 1 {
         stats = workers[0].stats.as_object().cloned().unwrap_or_default();
+    } else if req.model != Model::Rtc {
+        // Element groups: each element's handlers from the thread that runs it; replicated
+        // elements only per thread (element_stats_per_thread).
+        let mut seen: std::collections::BTreeMap<&String, usize> = Default::default();
+        for w in &workers {
+            for k in w.stats.as_object().into_iter().flat_map(|o| o.keys()) {
+                *seen.entry(k).or_default() += 1;
+            }
+        }
+        for w in &workers {
+            for (k, v) in w.stats.as_object().into_iter().flatten() {
+                if seen[k] == 1 {
+                    stats.insert(k.clone(), v.clone());
+                }
+            }
+        }
     }
     let per_thread_stats: Vec<Value> = workers.iter().map(|w| w.stats.clone()).collect();
     let mut doc = json!({
@@ -383,7 +450,8 @@ fn report(
         "source": req.source.describe(),
         "settings": {
             "threads": req.threads,
-            "model": "rtc",
+            "model": req.model.name(),
+            "mapping": req.mapping,
             "io": match req.io { Io::Dedicated => "dedicated", Io::Shared => "shared" },
             "pin": req.pin,
             "ring_slots": req.ring_slots,
@@ -391,7 +459,9 @@ fn report(
             "reply_every": req.reply_every,
             "state": "shared",
             "dispatch": "symmetric IPv4 5-tuple hash (non-IPv4 frames: thread of hash 0)",
+            "profile_packets": (req.model == Model::Pipeline).then_some(req.profile_packets),
         },
+        "placement": placement,
         "packets": {
             "from_source": src,
             "neighbor_arp_replies": nr,
@@ -405,6 +475,8 @@ fn report(
             "output": total.output,
             "dropped": total.dropped,
             "held": total.held,
+            "handed_between_threads": total.exported,
+            "received_from_threads": total.received,
             "conserved": total.conserved(),
         },
         "outputs": outputs,
@@ -440,8 +512,11 @@ fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, Stri
             let _ = std::fs::remove_dir_all(d);
         }
     };
-    let result = run_rtc_inner(req, app, &part_dirs);
-    let result = result.and_then(|(workers, secs, rings)| {
+    let result = match req.model {
+        Model::Rtc => run_rtc_inner(req, app, &part_dirs).map(|(w, s, r)| (w, s, r, Value::Null)),
+        Model::Pipeline | Model::Hybrid => run_staged_inner(req, app, &part_dirs),
+    };
+    let result = result.and_then(|(workers, secs, rings, placement)| {
         // Merge each output: device pcaps and ToDump files.
         let mut names: Vec<String> = todump_files(app);
         for w in &workers {
@@ -461,7 +536,7 @@ fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, Stri
                 outputs.push(dest.display().to_string());
             }
         }
-        Ok(report(req, app, workers, secs, outputs, rings))
+        Ok(report(req, app, workers, secs, outputs, rings, placement))
     });
     cleanup(&part_dirs);
     result
@@ -635,6 +710,115 @@ fn run_rtc_inner(
         .map(|(k, w)| json!({"to_thread": k, "slots": req.ring_slots.next_power_of_two(), "batch": req.batch, "full_waits": w}))
         .collect::<Vec<_>>());
     Ok((workers, secs, rings))
+}
+
+/// Instructions each element executed over the first `n` packets of the source, by the
+/// functional run with cost recording (its ToDump files go to a scratch folder, removed).
+pub fn quick_profile(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    scratch: &Path,
+) -> Result<Vec<u64>, String> {
+    std::fs::create_dir_all(scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let result = (|| {
+        let mut r = crate::engine::Recording::new(&app.graph, &app.base_dir, scratch)
+            .map_err(|d| format_diagnostics(&d))?;
+        let mut costs = vec![0u64; app.graph.elements.len()];
+        let mut it = source_iter(app, req)?;
+        for tp in it.by_ref().take(req.profile_packets as usize) {
+            let tp = tp?;
+            let t = r.0.inject(tp.iface as usize, tp.to_packet(0))?;
+            for v in &t.visits {
+                costs[v.element as usize] += v.instructions as u64;
+            }
+        }
+        Ok(costs)
+    })();
+    let _ = std::fs::remove_dir_all(scratch);
+    result
+}
+
+/// Element groups on threads: place the elements (pipeline cut or mapping file), then run.
+fn run_staged_inner(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    part_dirs: &[PathBuf],
+) -> Result<(Vec<WorkerReport>, f64, Value, Value), String> {
+    let probe = new_fast(app, &part_dirs[0], Arc::new(Shared::default()))?;
+    if probe.n_generators() > 0 {
+        return Err(format!(
+            "{}: the configuration reads its own packets ({}); --model {} needs packets from --trace or --synthetic",
+            app.graph.file,
+            probe.generator_names().join(", "),
+            req.model.name()
+        ));
+    }
+    if probe.n_sources() == 0 {
+        return Err(format!(
+            "{}: the application has no packet source (FromDevice/PollDevice)",
+            app.graph.file
+        ));
+    }
+    let g = crate::mapping::GraphInfo {
+        names: app.graph.elements.iter().map(|e| e.name.clone()).collect(),
+        classes: app.graph.elements.iter().map(|e| e.class.clone()).collect(),
+        push: probe
+            .0
+            .push_connections()
+            .into_iter()
+            .map(|(a, _, b, _)| (a, b))
+            .collect(),
+        pull: probe.0.pull_connections(),
+    };
+    let sources: Vec<u32> = (0..probe.n_sources())
+        .filter_map(|i| probe.0.source_element(i))
+        .collect();
+    drop(probe);
+    let (placement, costs) = match req.model {
+        Model::Pipeline => {
+            let scratch = part_dirs[0].with_extension("profile");
+            let costs = quick_profile(req, app, &scratch)?;
+            (
+                crate::mapping::pipeline(&g, &costs, req.threads, &sources),
+                Some(costs),
+            )
+        }
+        _ => (
+            crate::mapping::from_file(
+                req.mapping.as_deref().expect("checked by the request"),
+                &g,
+                req.threads,
+            )?,
+            None,
+        ),
+    };
+    let mut it = source_iter(app, req)?;
+    let (reports, secs, rings) =
+        crate::staged::run_staged(req, app, &placement, part_dirs, it.as_mut(), &sources)?;
+    let workers = reports
+        .into_iter()
+        .map(|r| WorkerReport {
+            balance: r.balance,
+            from_source: r.from_source,
+            neighbor_replies: r.neighbor_replies,
+            ip_replies: r.ip_replies,
+            cpu_seconds: r.cpu_seconds,
+            wall_seconds: r.wall_seconds,
+            empty_waits: r.empty_waits,
+            core: r.core,
+            stats: r.stats,
+            devices: r.devices,
+            occupancy_sum: r.inputs.iter().map(|i| i.1).sum(),
+            pops: r.inputs.iter().map(|i| i.2).sum(),
+            taken: Some(r.packets_taken),
+        })
+        .collect();
+    Ok((
+        workers,
+        secs,
+        rings,
+        placement.to_json(&g, costs.as_deref()),
+    ))
 }
 
 /// The JSON entry point of the binding.

@@ -214,11 +214,40 @@ impl<E: Engine> Driver<E> {
         }
     }
 
+    /// The next neighbour answer waiting to be injected (the caller injects it, here or on the
+    /// thread that runs its source element).
+    pub fn take_pending(&mut self) -> Option<TracePacket> {
+        self.pending.pop_front()
+    }
+
+    /// Whether the packet being processed descends from a source packet (not a neighbour's
+    /// answer): the far ends answer only those.
+    pub fn from_source(&self) -> bool {
+        self.from_source
+    }
+
     /// Remove the partial device pcaps (after an error or Ctrl-C).
     pub fn abandon(&mut self) {
         if let Some(o) = self.outputs.take() {
             o.discard();
         }
+    }
+}
+
+impl Driver<crate::engine::Fast> {
+    /// Process a packet handed over by another thread at input `port` of element `to`
+    /// (element groups on threads), then what leaves through the sinks as for a trace packet.
+    pub fn deliver(
+        &mut self,
+        to: u32,
+        port: u16,
+        p: Packet,
+        from_source: bool,
+    ) -> Result<(), String> {
+        self.from_source = from_source;
+        self.last_ts = p.anno.timestamp_ns;
+        self.engine.0.deliver(to, port, p);
+        self.after_packet()
     }
 }
 

@@ -19,11 +19,18 @@ pub struct Balance {
     pub output: u64,
     pub dropped: u64,
     pub held: u64,
+    /// Packets handed from one thread's elements to another's (element groups on threads),
+    /// counted where they arrived and where they left; 0 for copies of the whole graph.
+    pub received: u64,
+    pub exported: u64,
 }
 
 impl Balance {
+    /// Every packet accounted for: summed over the threads, the hand-overs cancel out
+    /// (`received == exported`) and `injected + created == output + dropped + held`.
     pub fn conserved(&self) -> bool {
-        self.injected + self.created == self.output + self.dropped + self.held
+        self.received == self.exported
+            && self.injected + self.created == self.output + self.dropped + self.held
     }
     pub fn add(&mut self, o: &Balance) {
         self.injected += o.injected;
@@ -31,6 +38,8 @@ impl Balance {
         self.output += o.output;
         self.dropped += o.dropped;
         self.held += o.held;
+        self.received += o.received;
+        self.exported += o.exported;
     }
 }
 
@@ -182,6 +191,8 @@ impl Fast {
             output: c.output,
             dropped: c.dropped,
             held: c.held,
+            received: c.received,
+            exported: c.exported,
         }
     }
 }

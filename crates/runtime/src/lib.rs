@@ -7,6 +7,8 @@
 //! - [`ring`]: the bounded single-producer single-consumer ring between threads.
 //! - [`api`]: the JSON request and result of `pktflow run`; one thread, or run-to-completion
 //!   copies of the graph on several threads fed by flow hash from an I/O thread.
+//! - [`mapping`] and [`staged`]: element groups on threads joined by rings (`--model pipeline`,
+//!   `--model hybrid --mapping FILE`).
 //!
 //! Conventions (docs/runtime.md): a rate is packets taken from the source per second of wall
 //! time between the first packet read and the last one processed (setup and flushing the output
@@ -15,5 +17,7 @@ pub mod api;
 pub mod driver;
 pub mod engine;
 pub mod flow;
+pub mod mapping;
 pub mod merge;
 pub mod ring;
+pub mod staged;

@@ -183,7 +183,7 @@ impl<T> Consumer<T> {
 
 /// Spin a little, then give the core away (the host may have fewer free cores than threads).
 #[inline]
-fn backoff(n: u64) {
+pub fn backoff(n: u64) {
     if n < 64 {
         std::hint::spin_loop();
     } else if n < 256 {

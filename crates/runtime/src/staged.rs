@@ -1,0 +1,604 @@
+//! Element groups on threads (`--model pipeline` and `--model hybrid`).
+//!
+//! Every thread builds a router of the whole graph but runs only the elements its
+//! [`Placement`] gives it ([`pktflow_elements_fast::Router::set_local`]); a packet leaving one
+//! of its elements for an element it does not run is set aside with its destination (element,
+//! input port) and handed to a thread that runs that element, through the bounded
+//! single-producer single-consumer ring of that ordered pair of threads ([`crate::ring`]), in
+//! batches. Which thread: the one holding the element when it is replicated, the one of the
+//! packet's flow hash among its holders (so each flow takes one path of threads and keeps its
+//! order on the FIFO rings). An element's state lives on the threads holding it; replicas share
+//! what Click shares per process (the same `Shared` objects as run-to-completion copies).
+//!
+//! The I/O thread reads the trace and hands each packet to a thread holding its source element
+//! (by flow hash among them). A neighbour's answer (ARP reply, far-end reply) is injected where
+//! its source element runs, handed over like any packet when that is another thread.
+//!
+//! Deadlock freedom with bounded rings: a worker never waits for room in a ring. A batch for a
+//! full ring stays in the worker's own overflow list and is retried on the next turn of its loop,
+//! while the worker goes on taking batches from all its input rings. Since no worker ever blocks
+//! while holding packets, every ring's consumer keeps emptying it, and every pushed batch is
+//! eventually taken. Memory stays bounded because the I/O thread, the only producer of new work,
+//! stops reading while more than `threads x ring_slots x batch` packets are in flight.
+//!
+//! Termination: `in_flight` counts packets handed over and not yet processed. The producer adds
+//! a batch's packets before it becomes visible; a worker, after processing a batch, adds in one
+//! atomic step what it handed on minus what it took. So the count is zero only when nothing is
+//! in a ring, an overflow list or a batch being filled; once the I/O thread has finished and the
+//! count is zero, the workers stop.
+use crate::api::{pin_to, thread_cpu_seconds, Io, Request};
+use crate::driver::Driver;
+use crate::engine::{Balance, Fast};
+use crate::mapping::Placement;
+use crate::ring::{self, Consumer, Producer};
+use pktflow_elements_fast::conf::Shared;
+use pktflow_profile::app::{format_diagnostics, App};
+use pktflow_traffic::{Packet, TracePacket};
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// What crosses a ring.
+pub enum Item {
+    /// A packet of the trace or a neighbour's answer, to enter at its source element.
+    Trace { tp: TracePacket, from_source: bool },
+    /// A packet on its way between elements: to input `port` of element `to`.
+    Deliver {
+        to: u32,
+        port: u16,
+        p: Packet,
+        from_source: bool,
+    },
+}
+
+/// Items with the thread they are for (a batch may pass threads on its way: see [`next_hop`]).
+type Batch = Vec<(usize, Item)>;
+
+/// The ring a packet for thread `dest` takes from thread `k`: forward (to a higher thread)
+/// always through the next thread, so everything moving forward passes the same chain of FIFO
+/// rings and keeps its order; backward (neighbours' answers, cycles) directly.
+#[inline]
+pub fn next_hop(k: usize, dest: usize) -> usize {
+    if dest > k {
+        k + 1
+    } else {
+        dest
+    }
+}
+
+/// Among `holders`, the thread for a packet whose frame is `data`.
+#[inline]
+fn pick(holders: &[usize], data: &[u8]) -> usize {
+    if holders.len() == 1 {
+        holders[0]
+    } else {
+        holders[crate::flow::thread_of(data, holders.len())]
+    }
+}
+
+/// One worker's side of the ring to another thread.
+struct Outbox {
+    to: usize,
+    cur: Batch,
+    overflow: VecDeque<Batch>,
+    prod: Producer<Batch>,
+    full_waits: u64,
+    batches: u64,
+}
+
+impl Outbox {
+    fn seal(&mut self, batch: usize, pool: &mut Vec<Batch>) {
+        if !self.cur.is_empty() {
+            let fresh = pool.pop().unwrap_or_else(|| Vec::with_capacity(batch));
+            self.overflow
+                .push_back(std::mem::replace(&mut self.cur, fresh));
+        }
+    }
+
+    /// Move sealed batches into the ring while it has room. True when nothing is left.
+    fn pump(&mut self) -> bool {
+        while let Some(b) = self.overflow.pop_front() {
+            match self.prod.try_push(b) {
+                Ok(()) => self.batches += 1,
+                Err(b) => {
+                    self.full_waits += 1;
+                    self.overflow.push_front(b);
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn idle(&self) -> bool {
+        self.cur.is_empty() && self.overflow.is_empty()
+    }
+}
+
+struct Input {
+    from: Option<usize>,
+    cons: Consumer<Batch>,
+    occupancy_sum: u64,
+    pops: u64,
+}
+
+/// What one worker did.
+pub struct StageReport {
+    pub balance: Balance,
+    pub from_source: u64,
+    pub neighbor_replies: u64,
+    pub ip_replies: u64,
+    pub cpu_seconds: f64,
+    pub wall_seconds: f64,
+    pub empty_waits: u64,
+    pub core: Option<usize>,
+    /// Read handlers of the elements this thread runs.
+    pub stats: Value,
+    pub devices: Vec<PathBuf>,
+    pub packets_taken: u64,
+    /// (from, occupancy sum, pops) per input ring; (to, full waits, batches) per output ring.
+    pub inputs: Vec<(Option<usize>, u64, u64)>,
+    pub outputs: Vec<(usize, u64, u64)>,
+}
+
+/// Shared flags of a run.
+struct Flags {
+    in_flight: AtomicI64,
+    io_done: AtomicBool,
+    abort: AtomicBool,
+    error: Mutex<Option<String>>,
+}
+
+impl Flags {
+    fn fail(&self, e: String) {
+        self.error.lock().unwrap().get_or_insert(e);
+        self.abort.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Run `req` with `placement` on its threads, each writing its outputs into `part_dirs[k]`.
+/// Returns the workers' reports, the wall time and the rings as JSON.
+pub fn run_staged(
+    req: &Request,
+    app: &App,
+    placement: &Placement,
+    part_dirs: &[PathBuf],
+    it: &mut dyn Iterator<Item = Result<TracePacket, String>>,
+    sources: &[u32],
+) -> Result<(Vec<StageReport>, f64, Value), String> {
+    let n = placement.threads;
+    let slots = req.ring_slots;
+    let batch = req.batch;
+    // Rings: I/O -> every thread holding a source; thread a -> b when a packet can cross.
+    let mut pairs = vec![vec![false; n]; n];
+    let mark = |pairs: &mut Vec<Vec<bool>>, x: usize, y: usize| {
+        let mut at = x;
+        while at != y {
+            let h = next_hop(at, y);
+            pairs[at][h] = true;
+            at = h;
+        }
+    };
+    let graph = &app.graph;
+    let probe = Fast::new(
+        graph,
+        &app.base_dir,
+        &part_dirs[0],
+        Arc::new(Shared::default()),
+    )
+    .map_err(|d| format_diagnostics(&d))?;
+    for (a, _, b, _) in probe.0.push_connections() {
+        // A replicated element's replica is chosen by flow hash: any holder, from any thread.
+        let to = &placement.of[b as usize];
+        for &x in &placement.of[a as usize] {
+            if to.len() > 1 || !to.contains(&x) {
+                for &y in to {
+                    mark(&mut pairs, x, y);
+                }
+            }
+        }
+    }
+    // Neighbour answers: from a thread running a sink to one running a source.
+    let sinks: Vec<usize> = (0..graph.elements.len())
+        .filter(|&e| crate::engine::Engine::device_of(&probe, e as u32).is_some())
+        .collect();
+    for &s in &sinks {
+        for &x in &placement.of[s] {
+            for src in sources {
+                for &y in &placement.of[*src as usize] {
+                    mark(&mut pairs, x, y);
+                }
+            }
+        }
+    }
+    drop(probe);
+    let mut inputs: Vec<Vec<Input>> = (0..n).map(|_| Vec::new()).collect();
+    let mut outboxes: Vec<Vec<Outbox>> = (0..n).map(|_| Vec::new()).collect();
+    let mut io_prods: Vec<Option<Producer<Batch>>> = (0..n).map(|_| None).collect();
+    for src in sources {
+        for &y in &placement.of[*src as usize] {
+            if io_prods[y].is_none() {
+                let (p, c) = ring::ring::<Batch>(slots);
+                io_prods[y] = Some(p);
+                inputs[y].push(Input {
+                    from: None,
+                    cons: c,
+                    occupancy_sum: 0,
+                    pops: 0,
+                });
+            }
+        }
+    }
+    for (a, row) in pairs.iter().enumerate() {
+        for (b, &on) in row.iter().enumerate() {
+            if on && a != b {
+                let (p, c) = ring::ring::<Batch>(slots);
+                outboxes[a].push(Outbox {
+                    to: b,
+                    cur: Vec::with_capacity(batch),
+                    overflow: VecDeque::new(),
+                    prod: p,
+                    full_waits: 0,
+                    batches: 0,
+                });
+                inputs[b].push(Input {
+                    from: Some(a),
+                    cons: c,
+                    occupancy_sum: 0,
+                    pops: 0,
+                });
+            }
+        }
+    }
+    let flags = Flags {
+        in_flight: AtomicI64::new(0),
+        io_done: AtomicBool::new(false),
+        abort: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
+    let shared = Arc::new(Shared::default());
+    let limit = (n * slots * batch).max(1024) as i64;
+    let t0 = Instant::now();
+    let (reports, io_full_waits) = std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (k, (ins, outs)) in inputs.into_iter().zip(outboxes).enumerate() {
+            let shared = shared.clone();
+            let dir = part_dirs[k].clone();
+            let flags = &flags;
+            handles.push(s.spawn(move || {
+                // A panic stops the run with an error instead of leaving the others waiting.
+                let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    worker(req, app, placement, k, ins, outs, &dir, shared, flags)
+                }))
+                .unwrap_or_else(|_| Err(format!("worker thread {k} panicked")));
+                if let Err(e) = &r {
+                    flags.fail(e.clone());
+                }
+                r
+            }));
+        }
+        if req.pin && req.io == Io::Dedicated {
+            pin_to(n);
+        }
+        let mut full_waits = vec![0u64; n];
+        let io = (|| -> Result<(), String> {
+            let mut batches: Vec<Batch> = (0..n).map(|_| Vec::new()).collect();
+            let mut count = 0u64;
+            let mut push = |k: usize, b: Batch, fw: &mut Vec<u64>| -> Result<(), String> {
+                let mut w = 0;
+                while flags.in_flight.load(Ordering::SeqCst) > limit {
+                    if flags.abort.load(Ordering::SeqCst) {
+                        return Err("a worker failed".into());
+                    }
+                    w += 1;
+                    ring::backoff(w);
+                }
+                flags.in_flight.fetch_add(b.len() as i64, Ordering::SeqCst);
+                let p = io_prods[k].as_mut().expect("ring to a source thread");
+                let mut b = b;
+                let mut w = 0;
+                loop {
+                    match p.try_push(b) {
+                        Ok(()) => return Ok(()),
+                        Err(back) => {
+                            if flags.abort.load(Ordering::SeqCst) {
+                                return Err("a worker failed".into());
+                            }
+                            b = back;
+                            w += 1;
+                            fw[k] += 1;
+                            ring::backoff(w);
+                        }
+                    }
+                }
+            };
+            for tp in &mut *it {
+                let tp = tp?;
+                count += 1;
+                if count.is_multiple_of(1024) {
+                    pktflow_model::cancel::check().map_err(|c| c.to_string())?;
+                    if flags.abort.load(Ordering::SeqCst) {
+                        return Err("a worker failed".into());
+                    }
+                }
+                let src = sources[tp.iface as usize % sources.len()];
+                let k = pick(&placement.of[src as usize], &tp.data);
+                batches[k].push((
+                    k,
+                    Item::Trace {
+                        tp,
+                        from_source: true,
+                    },
+                ));
+                if batches[k].len() >= batch {
+                    let b = std::mem::replace(&mut batches[k], Vec::with_capacity(batch));
+                    push(k, b, &mut full_waits)?;
+                }
+            }
+            for (k, b) in batches.iter_mut().enumerate() {
+                if !b.is_empty() {
+                    push(k, std::mem::take(b), &mut full_waits)?;
+                }
+            }
+            Ok(())
+        })();
+        if let Err(e) = io {
+            flags.fail(e);
+        }
+        flags.io_done.store(true, Ordering::SeqCst);
+        drop(io_prods);
+        let reports: Vec<Result<StageReport, String>> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a worker thread panicked".to_string()))
+            })
+            .collect();
+        (reports, full_waits)
+    });
+    let secs = t0.elapsed().as_secs_f64();
+    if let Some(e) = flags.error.lock().unwrap().take() {
+        // The first failure; a worker stopped by another's failure says less.
+        return Err(e);
+    }
+    let reports: Vec<StageReport> = reports.into_iter().collect::<Result<_, _>>()?;
+    let mut rings = Vec::new();
+    let slots_real = slots.clamp(2, ring::MAX_CAPACITY).next_power_of_two();
+    for (k, r) in reports.iter().enumerate() {
+        for &(from, occ, pops) in &r.inputs {
+            let (fw, batches) = match from {
+                None => (io_full_waits[k], pops),
+                Some(a) => reports[a]
+                    .outputs
+                    .iter()
+                    .find(|o| o.0 == k)
+                    .map_or((0, 0), |o| (o.1, o.2)),
+            };
+            rings.push(json!({
+                "from": from.map_or(json!("io"), |a| json!(a)),
+                "to_thread": k,
+                "slots": slots_real,
+                "batch": batch,
+                "batches": batches,
+                "full_waits": fw,
+                "mean_occupancy_batches": if pops > 0 { occ as f64 / pops as f64 } else { 0.0 },
+            }));
+        }
+    }
+    Ok((reports, secs, Value::Array(rings)))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn worker(
+    req: &Request,
+    app: &App,
+    placement: &Placement,
+    k: usize,
+    mut ins: Vec<Input>,
+    mut outs: Vec<Outbox>,
+    dir: &Path,
+    shared: Arc<Shared>,
+    flags: &Flags,
+) -> Result<StageReport, String> {
+    let core = if req.pin { pin_to(k) } else { None };
+    let graph = &app.graph;
+    let mut engine =
+        Fast::new(graph, &app.base_dir, dir, shared).map_err(|d| format_diagnostics(&d))?;
+    let local = placement.local_mask(k);
+    engine.0.set_local(local);
+    let holds: Vec<bool> = placement.of.iter().map(|ts| ts.contains(&k)).collect();
+    // A packet for a replicated element held here is visited at once when its flow picks this
+    // replica (depth first, as on one thread), else set aside for the replica it picks.
+    let replicated: Vec<bool> = placement
+        .of
+        .iter()
+        .map(|ts| ts.len() > 1 && ts.contains(&k))
+        .collect();
+    let of = placement.of.clone();
+    engine.0.set_replica_choice(
+        replicated,
+        Box::new(move |e, p| pick(&of[e as usize], p.data()) == k),
+    );
+    let mut d = Driver::new(
+        engine,
+        graph,
+        req.out_dir.is_some().then_some(dir),
+        req.reply_every,
+    )?;
+    // Outbox index per destination thread.
+    let mut out_of = vec![usize::MAX; placement.threads];
+    for (i, o) in outs.iter().enumerate() {
+        out_of[o.to] = i;
+    }
+    let batch = req.batch;
+    let mut pool: Vec<Batch> = Vec::new();
+    let mut exported: Vec<(u32, u16, Packet)> = Vec::with_capacity(64);
+    let mut work: VecDeque<Item> = VecDeque::new();
+    let cpu0 = thread_cpu_seconds();
+    let t = Instant::now();
+    let mut empty_waits = 0u64;
+    let mut idle = 0u64;
+    let mut taken = 0u64;
+    // Send an item to thread `to`; returns false when there is no ring (a placement bug).
+    let send = |item: Item, to: usize, outs: &mut Vec<Outbox>, pool: &mut Vec<Batch>| {
+        let o = &mut outs[out_of[next_hop(k, to)]];
+        o.cur.push((to, item));
+        if o.cur.len() >= batch {
+            o.seal(batch, pool);
+            o.pump();
+        }
+    };
+    'run: loop {
+        if flags.abort.load(Ordering::Relaxed) {
+            break;
+        }
+        let mut did = false;
+        for input in ins.iter_mut() {
+            let Some(mut b) = input.cons.try_pop() else {
+                continue;
+            };
+            did = true;
+            input.occupancy_sum += input.cons.len() as u64 + 1;
+            input.pops += 1;
+            let took = b.len() as i64;
+            taken += b.len() as u64;
+            let mut added = 0i64;
+            for (dest, item) in b.drain(..) {
+                if dest != k {
+                    // Passing through on its way forward.
+                    send(item, dest, &mut outs, &mut pool);
+                    added += 1;
+                    continue;
+                }
+                // This item and what it causes here (replicas chosen on this thread) in order.
+                work.push_back(item);
+                while let Some(item) = work.pop_front() {
+                    let r = match item {
+                        Item::Trace { tp, from_source } => d.process(&tp, from_source),
+                        Item::Deliver {
+                            to,
+                            port,
+                            p,
+                            from_source,
+                        } => d.deliver(to, port, p, from_source),
+                    };
+                    if let Err(e) = r {
+                        flags.fail(e);
+                        break 'run;
+                    }
+                    // What this packet caused for other threads or replicas, and the
+                    // neighbours' answers.
+                    let fs = d.from_source();
+                    exported.extend(d.engine.0.take_exported());
+                    for (to, port, p) in exported.drain(..) {
+                        let dest = pick(&placement.of[to as usize], p.data());
+                        let item = Item::Deliver {
+                            to,
+                            port,
+                            p,
+                            from_source: fs,
+                        };
+                        if dest == k {
+                            work.push_back(item);
+                        } else {
+                            send(item, dest, &mut outs, &mut pool);
+                            added += 1;
+                        }
+                    }
+                    while let Some(tp) = d.take_pending() {
+                        let src = d
+                            .engine
+                            .0
+                            .source_element(tp.iface as usize)
+                            .expect("an answer enters at a source");
+                        let dest = pick(&placement.of[src as usize], &tp.data);
+                        let item = Item::Trace {
+                            tp,
+                            from_source: false,
+                        };
+                        if dest == k {
+                            work.push_back(item);
+                        } else {
+                            send(item, dest, &mut outs, &mut pool);
+                            added += 1;
+                        }
+                    }
+                }
+            }
+            flags.in_flight.fetch_add(added - took, Ordering::SeqCst);
+            if pool.len() < 64 {
+                pool.push(b);
+            }
+        }
+        // Hand on what is ready; partial batches too when there was nothing to take.
+        let mut all_idle = true;
+        for o in outs.iter_mut() {
+            if !did {
+                o.seal(batch, &mut pool);
+            }
+            o.pump();
+            all_idle &= o.idle();
+        }
+        if did {
+            idle = 0;
+            continue;
+        }
+        if all_idle
+            && flags.io_done.load(Ordering::SeqCst)
+            && flags.in_flight.load(Ordering::SeqCst) == 0
+        {
+            break;
+        }
+        empty_waits += 1;
+        idle += 1;
+        ring::backoff(idle);
+    }
+    let wall = t.elapsed().as_secs_f64();
+    let cpu = thread_cpu_seconds() - cpu0;
+    if flags.abort.load(Ordering::SeqCst) {
+        return Err(flags
+            .error
+            .lock()
+            .unwrap()
+            .clone()
+            .unwrap_or_else(|| "stopped".into()));
+    }
+    let devices = d
+        .finish()?
+        .into_iter()
+        .filter_map(|p| p.file_name().map(PathBuf::from))
+        .collect();
+    let all = crate::engine::Engine::stats(&d.engine);
+    let mut stats = serde_json::Map::new();
+    for (e, decl) in graph.elements.iter().enumerate() {
+        if holds[e] {
+            if let Some(v) = all.get(&decl.name) {
+                stats.insert(decl.name.clone(), v.clone());
+            }
+        }
+    }
+    Ok(StageReport {
+        balance: d.engine.balance(),
+        from_source: d.from_source_count,
+        neighbor_replies: d.neighbor_replies,
+        ip_replies: d.ip_replies,
+        cpu_seconds: cpu,
+        wall_seconds: wall,
+        empty_waits,
+        core,
+        stats: Value::Object(stats),
+        devices,
+        packets_taken: taken,
+        inputs: ins
+            .iter()
+            .map(|i| (i.from, i.occupancy_sum, i.pops))
+            .collect(),
+        outputs: outs
+            .iter()
+            .map(|o| (o.to, o.full_waits, o.batches))
+            .collect(),
+    })
+}
