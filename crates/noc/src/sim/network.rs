@@ -72,6 +72,12 @@ pub struct NetOptions {
     /// is taken whenever it is free, whatever its downstream room (BookSim's VC allocator does
     /// not look at credits with `vc_busy_when_full = 0`), and sources keep no injection reserve.
     pub booksim_adaptive: bool,
+    /// A source writes a new packet into any local input VC whose previous packet has been
+    /// written completely and which has a free slot, trying them in round-robin order from the
+    /// one it used last (BookSim 2's `TrafficManager::_Step`: `IsAvailableFor` and not
+    /// `IsFullFor`, from `_last_vc`); false: only into an empty local VC, the lowest first
+    /// (pktflow: a packet never waits behind another one in an injection buffer).
+    pub booksim_injection: bool,
 }
 
 impl Default for NetOptions {
@@ -80,6 +86,7 @@ impl Default for NetOptions {
             inject_extra_cycles: 0,
             prefer_emptiest: true,
             booksim_adaptive: false,
+            booksim_injection: false,
         }
     }
 }
@@ -91,6 +98,7 @@ impl NetOptions {
             inject_extra_cycles: 1,
             prefer_emptiest: false,
             booksim_adaptive: true,
+            booksim_injection: true,
         }
     }
 }
@@ -291,6 +299,9 @@ pub struct Network {
     ni_vc: Vec<u8>,       // local input VC used
     ni_credits: Vec<u16>, // per (node*vt + vc): free slots in local input VC
     ni_busy: Vec<bool>,   // per (node*vt + vc): local input VC holds a packet
+    /// per node: the local VC the last packet went into (`NetOptions::booksim_injection`)
+    ni_last_vc: Vec<u8>,
+    bs_inject: bool,
     // packets
     pkts: Vec<Packet>,
     free: Vec<u32>,
@@ -441,6 +452,8 @@ impl Network {
             ni_vc: vec![NONE8; n * arch.node_injection_flits_per_cycle as usize],
             ni_credits: vec![depth as u16; n * vt],
             ni_busy: vec![false; n * vt],
+            ni_last_vc: vec![(v - 1) as u8; n],
+            bs_inject: opts.booksim_injection,
             pkts: Vec::with_capacity(4096),
             free: Vec::with_capacity(4096),
             delivered: Vec::with_capacity(1024),
@@ -726,16 +739,31 @@ impl Network {
                     // an empty local VC (a packet never waits behind another stream's packet
                     // in the injection queue: no head-of-line blocking between streams)
                     let mut found = NONE8 as usize;
-                    for vc in 0..self.v {
-                        let k = node * self.vt + vc;
-                        if !self.ni_busy[k] && self.ni_credits[k] as usize == self.depth {
-                            found = vc;
-                            break;
+                    if self.bs_inject {
+                        // BookSim: any local VC not taken by a packet being written and with a
+                        // free slot, round robin from the last one used
+                        let last = self.ni_last_vc[node] as usize;
+                        for j in 1..=self.v {
+                            let vc = wrap(last + j, self.v);
+                            let k = node * self.vt + vc;
+                            if !self.ni_busy[k] && self.ni_credits[k] > 0 {
+                                found = vc;
+                                break;
+                            }
+                        }
+                    } else {
+                        for vc in 0..self.v {
+                            let k = node * self.vt + vc;
+                            if !self.ni_busy[k] && self.ni_credits[k] as usize == self.depth {
+                                found = vc;
+                                break;
+                            }
                         }
                     }
                     if found == NONE8 as usize {
                         continue;
                     }
+                    self.ni_last_vc[node] = found as u8;
                     self.ni_busy[node * self.vt + found] = true;
                     if pick == 0 {
                         self.srcq[node].pop_front();
@@ -1628,6 +1656,37 @@ mod tests {
             "pktflow's adaptive routing uses the Y-first link"
         );
         assert_eq!(south[1], 0, "BookSim's min_adapt keeps to the XY port");
+    }
+
+    /// BookSim's sources write a packet into any local VC with a free slot whose previous
+    /// packet is written, not only into an empty one: one node streaming 1-flit packets to its
+    /// neighbour through a one-flit-per-cycle interface keeps its interface busier that way.
+    #[test]
+    fn booksim_injection_fills_nonempty_local_vcs() {
+        let mut a = arch(4);
+        a.node_injection_flits_per_cycle = 1;
+        a.node_ejection_flits_per_cycle = 1;
+        let mut got = [0u64; 2];
+        for (k, inj) in [false, true].into_iter().enumerate() {
+            let opts = NetOptions {
+                booksim_injection: inj,
+                ..NetOptions::booksim()
+            };
+            let mut net = Network::with_options(&a, PacketRouting::Dor, opts).unwrap();
+            for t in 0..2000u64 {
+                if net.source_queue_len(0) < 8 {
+                    net.send(0, 1, 1, t, None);
+                }
+                net.step();
+            }
+            net.check_conservation().unwrap();
+            got[k] = net.flits_injected;
+        }
+        assert!(got[1] > 1900, "BookSim injection: {got:?}");
+        assert!(
+            got[0] < got[1] * 9 / 10,
+            "empty-VC injection is slower: {got:?}"
+        );
     }
 
     #[test]
