@@ -21,8 +21,13 @@ evenly inside each configuration's saturating interval (from the lower of the tw
 unsaturated loads to the higher of the two first saturated ones) and runs them all again, so
 the knees are resolved more finely than the base grid.
 
-Usage:  python experiments/noc_booksim_compat.py [--quick] [--booksim PATH] [--refine K]
-                                                 [--only SUBSTR] [--out out/experiments/noc_booksim]
+``--seeds N`` runs every point N times in each simulator (pktflow's seeds 1..N, BookSim's
+0..N-1) and averages the latencies of the runs that were not unstable; a point is saturated when
+more than half of its runs are. docs/noc.md ("Agreement with BookSim") has the measured table.
+
+Usage:  python experiments/noc_booksim_compat.py [--quick] [--booksim PATH] [--seeds N]
+            [--refine K] [--jobs J] [--only SUBSTR] [--no-pktflow-default]
+            [--out out/experiments/noc_booksim]
 """
 
 from __future__ import annotations
