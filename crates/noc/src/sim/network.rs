@@ -1152,7 +1152,7 @@ impl Network {
             // only VC 0 for a packet that came over a link in VC 0
             let e = r.escape as usize;
             let lv = i % (PORTS * self.vt);
-            let in_escape = lv < LOCAL * self.vt && lv % self.vt == 0;
+            let in_escape = lv < LOCAL * self.vt && lv.is_multiple_of(self.vt);
             let base = self.vci(node, e, 0);
             if !in_escape {
                 for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
