@@ -155,3 +155,100 @@ def test_hypothesis_config_values(tmp_path_factory, key, val, capsys):
     assert code in (0, 2), (v, err)
     if code == 2:
         one_error_line(err)
+
+
+# ---- experiments/noc_booksim_compat.py: running BookSim 2 next to --compat booksim ----
+
+import importlib.util
+import os
+import stat
+import sys
+
+
+def _compat_script():
+    spec = importlib.util.spec_from_file_location(
+        "noc_booksim_compat", REPO / "experiments" / "noc_booksim_compat.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+_STABLE = """BEGIN Configuration File: x.cfg
+Packet latency average = 99.0
+====== Overall Traffic Statistics ======
+====== Traffic class 0 ======
+Packet latency average = 21.5 (1 samples)
+Network latency average = 20.0 (1 samples)
+Accepted flit rate average = 0.457 (1 samples)
+"""
+_UNSTABLE = """Average latency for class 0 exceeded 500 cycles. Aborting simulation.
+Simulation unstable, ending ...
+"""
+
+
+def test_booksim_output_is_parsed_from_its_overall_section():
+    m = _compat_script()
+    assert m.parse_booksim(_STABLE) == {"latency": 21.5, "accepted": 0.457, "unstable": False}
+    assert m.parse_booksim(_UNSTABLE) == {"latency": None, "accepted": None, "unstable": True}
+    with pytest.raises(ValueError):
+        m.parse_booksim("Error in traffic_manager : Invalid routing function\n")
+    # BookSim's parser reads "1" as an integer, which a float key refuses
+    assert m.booksim_rate(1.0) == "1.0" and m.booksim_rate(0.046) == "0.046"
+    assert m.booksim_rate(0.1234567) == "0.123457"
+
+
+def test_knee_and_common_saturation_rule():
+    m = _compat_script()
+    assert m.knee([(0.3, True), (0.1, False), (0.2, False), (0.4, False)]) == 0.2
+    assert m.knee([(0.1, True)]) is None
+    ok = {"unstable": False, "latency": 30.0, "accepted": 0.2}
+    assert not m.saturated(ok, 0.2, 20.0)
+    assert m.saturated({**ok, "unstable": True}, 0.2, 20.0)
+    assert m.saturated({**ok, "latency": 61.0}, 0.2, 20.0)  # > 3 x zero-load
+    assert m.saturated({**ok, "accepted": 0.18}, 0.2, 20.0)  # < 95% of offered
+
+
+def test_script_runs_a_booksim_executable_on_every_point(tmp_path):
+    """A stand-in BookSim (prints a latency that encodes the injection rate it was given) on
+    one configuration: every point gets its BookSim latency, the relative difference and the
+    knee, with the packet rate R = F / packet_size on BookSim's command line."""
+    fake = tmp_path / "booksim"
+    fake.write_text(
+        "#!" + sys.executable + "\n"
+        "import sys\n"
+        "r = float([a for a in sys.argv if a.startswith('injection_rate=')][0].split('=')[1])\n"
+        "assert any(a.startswith('seed=') for a in sys.argv)\n"
+        "if r > 0.8:\n"
+        "    print('Simulation unstable, ending ...'); sys.exit(0)\n"
+        "print('====== Overall Traffic Statistics ======')\n"
+        "print('Packet latency average = %g (1 samples)' % (20 + 10 * r))\n"
+        "print('Accepted flit rate average = %g (1 samples)' % r)\n"
+        "sys.exit(255)\n"
+    )
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    m = _compat_script()
+    out = tmp_path / "out"
+    code = m.main(
+        ["--quick", "--booksim", str(fake), "--only", "mesh4_uniform_dor_p1", "--no-pktflow-default", "--jobs", "1", "--out", str(out)]
+    )
+    assert code == 0
+    rows = list(__import__("csv").DictReader(open(out / "points.csv")))
+    assert [float(r["rate_flits"]) for r in rows] == [0.23, 0.46, 0.69, 0.92, 1.0]
+    for r in rows:
+        rate = float(r["rate_flits"])
+        if rate <= 0.8:
+            assert float(r["booksim_latency"]) == pytest.approx(20 + 10 * rate)
+            want = (float(r["compat_latency"]) - float(r["booksim_latency"])) / float(r["booksim_latency"])
+            assert float(r["compat_vs_booksim"]) == pytest.approx(want, abs=1e-4)
+        else:
+            assert r["booksim_unstable"] == "1" and r["booksim_saturated"] == "True"
+    knees = list(__import__("csv").DictReader(open(out / "knees.csv")))
+    assert knees[0]["booksim_knee_offered_flits"] == "0.69"
+    assert "mesh4_uniform_dor_p1" in (out / "summary.md").read_text()
+
+
+def test_script_refuses_a_missing_booksim(tmp_path, capsys):
+    m = _compat_script()
+    assert m.main(["--booksim", str(tmp_path / "nope"), "--out", str(tmp_path)]) == 2
+    assert "not an executable" in capsys.readouterr().err

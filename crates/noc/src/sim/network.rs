@@ -59,6 +59,25 @@ pub struct NetOptions {
     /// false: the first free one in round-robin order (BookSim's separable allocator with
     /// `vc_prioritize_empty = 0`).
     pub prefer_emptiest: bool,
+    /// Escape-channel adaptive routing as BookSim 2's `min_adapt` runs on a mesh (false:
+    /// pktflow's). BookSim's `min_adapt_mesh` (routefunc.cpp) adds VCs 1..V-1 of each
+    /// productive direction at priority 1 and VC 0 of the XY direction at priority 0 to an
+    /// `OutputSet`, whose elements are ordered by priority alone (outputset.hpp: `operator<`
+    /// compares `pri`), so the second productive direction, equal in priority to the first, is
+    /// not inserted: the adaptive class offers only the first productive dimension, X before
+    /// Y, which is the XY direction. So, with this set: the adaptive VCs are those of the XY
+    /// port, taken before its escape VC 0 (higher priority), in round-robin order from the input
+    /// VC's pointer; a packet that arrived over a link in VC 0 stays on VC 0 (`in_vc ==
+    /// vcBegin`), one just injected does not (BookSim ignores the injection VC); an output VC
+    /// is taken whenever it is free, whatever its downstream room (BookSim's VC allocator does
+    /// not look at credits with `vc_busy_when_full = 0`), and sources keep no injection reserve.
+    pub booksim_adaptive: bool,
+    /// A source writes a new packet into any local input VC whose previous packet has been
+    /// written completely and which has a free slot, trying them in round-robin order from the
+    /// one it used last (BookSim 2's `TrafficManager::_Step`: `IsAvailableFor` and not
+    /// `IsFullFor`, from `_last_vc`); false: only into an empty local VC, the lowest first
+    /// (pktflow: a packet never waits behind another one in an injection buffer).
+    pub booksim_injection: bool,
 }
 
 impl Default for NetOptions {
@@ -66,6 +85,8 @@ impl Default for NetOptions {
         NetOptions {
             inject_extra_cycles: 0,
             prefer_emptiest: true,
+            booksim_adaptive: false,
+            booksim_injection: false,
         }
     }
 }
@@ -76,6 +97,8 @@ impl NetOptions {
         NetOptions {
             inject_extra_cycles: 1,
             prefer_emptiest: false,
+            booksim_adaptive: true,
+            booksim_injection: true,
         }
     }
 }
@@ -83,6 +106,21 @@ impl NetOptions {
 /// Packet routing inside the routers: a registered routing function (`sim::packet_routing`).
 pub use super::packet_routing::PacketRouting;
 use super::packet_routing::{Route, NO_PORT};
+
+/// The route a head is given: the routing function's answer, or, under BookSim's `min_adapt`
+/// (`NetOptions::booksim_adaptive`), an escape-channel route cut to its XY (escape) port.
+#[inline]
+fn bs_route(r: Route, booksim_adaptive: bool) -> Route {
+    if booksim_adaptive && r.escape != NO_PORT {
+        Route {
+            ports: [r.escape, 0],
+            nports: 1,
+            escape: r.escape,
+        }
+    } else {
+        r
+    }
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Flit {
@@ -205,6 +243,8 @@ pub struct Network {
     inj_lt: u32,
     /// VC allocation ranks free output VCs by free downstream slots (`NetOptions`)
     emptiest: bool,
+    /// escape-channel adaptive routing as BookSim's `min_adapt` (`NetOptions::booksim_adaptive`)
+    bs_adapt: bool,
     now: u64,
     // per input VC, index ((node*5+port)*vt + vc): `depth` flits (8 bytes each)
     buf: Vec<Flit>,
@@ -259,6 +299,9 @@ pub struct Network {
     ni_vc: Vec<u8>,       // local input VC used
     ni_credits: Vec<u16>, // per (node*vt + vc): free slots in local input VC
     ni_busy: Vec<bool>,   // per (node*vt + vc): local input VC holds a packet
+    /// per node: the local VC the last packet went into (`NetOptions::booksim_injection`)
+    ni_last_vc: Vec<u8>,
+    bs_inject: bool,
     // packets
     pkts: Vec<Packet>,
     free: Vec<u32>,
@@ -337,7 +380,7 @@ impl Network {
             v,
             vt,
             depth,
-            inject_reserve: if routing.0.inject_reserve() {
+            inject_reserve: if routing.0.inject_reserve() && !opts.booksim_adaptive {
                 (depth / 2) as u16
             } else {
                 0
@@ -349,6 +392,7 @@ impl Network {
             circ: arch.circuit_stages,
             inj_lt: arch.link_latency_cycles + opts.inject_extra_cycles,
             emptiest: opts.prefer_emptiest,
+            bs_adapt: opts.booksim_adaptive,
             now: 0,
             buf: vec![Flit::default(); nvc * depth],
             larrive: vec![0; n * vt * depth],
@@ -408,6 +452,8 @@ impl Network {
             ni_vc: vec![NONE8; n * arch.node_injection_flits_per_cycle as usize],
             ni_credits: vec![depth as u16; n * vt],
             ni_busy: vec![false; n * vt],
+            ni_last_vc: vec![(v - 1) as u8; n],
+            bs_inject: opts.booksim_injection,
             pkts: Vec::with_capacity(4096),
             free: Vec::with_capacity(4096),
             delivered: Vec::with_capacity(1024),
@@ -420,7 +466,10 @@ impl Network {
             route_table: if n <= ROUTE_TABLE_MAX_NODES {
                 let xy = |i: usize| (mesh.xy(i).0 as u16, mesh.xy(i).1 as u16);
                 (0..n * n)
-                    .map(|k| routing.0.route(&mesh, xy(k / n), xy(k % n)).pack())
+                    .map(|k| {
+                        let r = routing.0.route(&mesh, xy(k / n), xy(k % n));
+                        bs_route(r, opts.booksim_adaptive).pack()
+                    })
                     .collect()
             } else {
                 Vec::new()
@@ -690,16 +739,31 @@ impl Network {
                     // an empty local VC (a packet never waits behind another stream's packet
                     // in the injection queue: no head-of-line blocking between streams)
                     let mut found = NONE8 as usize;
-                    for vc in 0..self.v {
-                        let k = node * self.vt + vc;
-                        if !self.ni_busy[k] && self.ni_credits[k] as usize == self.depth {
-                            found = vc;
-                            break;
+                    if self.bs_inject {
+                        // BookSim: any local VC not taken by a packet being written and with a
+                        // free slot, round robin from the last one used
+                        let last = self.ni_last_vc[node] as usize;
+                        for j in 1..=self.v {
+                            let vc = wrap(last + j, self.v);
+                            let k = node * self.vt + vc;
+                            if !self.ni_busy[k] && self.ni_credits[k] > 0 {
+                                found = vc;
+                                break;
+                            }
+                        }
+                    } else {
+                        for vc in 0..self.v {
+                            let k = node * self.vt + vc;
+                            if !self.ni_busy[k] && self.ni_credits[k] as usize == self.depth {
+                                found = vc;
+                                break;
+                            }
                         }
                     }
                     if found == NONE8 as usize {
                         continue;
                     }
+                    self.ni_last_vc[node] = found as u8;
                     self.ni_busy[node * self.vt + found] = true;
                     if pick == 0 {
                         self.srcq[node].pop_front();
@@ -781,7 +845,7 @@ impl Network {
         }
         let c = (self.nx[cur], self.ny[cur]);
         let d = (self.nx[dst as usize], self.ny[dst as usize]);
-        self.routing.0.route(&self.mesh, c, d).pack()
+        bs_route(self.routing.0.route(&self.mesh, c, d), self.bs_adapt).pack()
     }
 
     /// Update the router's VC masks after flit `f` was written into local VC `lv` (global `i`).
@@ -850,6 +914,10 @@ impl Network {
     /// (injection limitation, see `inject_reserve`).
     #[inline(always)]
     fn need_of(&self, f: Flit, lv: usize) -> u16 {
+        if self.bs_adapt {
+            // BookSim: no room rule
+            return 0;
+        }
         let fit = if f.fit == 0 {
             self.depth as u16
         } else {
@@ -1011,6 +1079,9 @@ impl Network {
         // fast path: the first candidate in round-robin order is free with an empty
         // downstream buffer, so no other candidate can rank higher (ejection: any free VC;
         // wormhole classes: the input VC's round-robin start; adaptive class: VC 1)
+        if self.bs_adapt && r.escape != NO_PORT {
+            return self.pick_out_vc_slow(node, i);
+        }
         let first_vc = if p0 == LOCAL || r.escape == NO_PORT {
             start
         } else {
@@ -1074,6 +1145,27 @@ impl Network {
                         };
                     best = best.max(key(o, true, rank, d << 4 | vc));
                 }
+            }
+        } else if self.bs_adapt {
+            // BookSim's min_adapt (`NetOptions::booksim_adaptive`): adaptive VCs 1..V-1 of the
+            // XY port in round-robin order from the input VC's pointer, then its escape VC 0;
+            // only VC 0 for a packet that came over a link in VC 0
+            let e = r.escape as usize;
+            let lv = i % (PORTS * self.vt);
+            let in_escape = lv < LOCAL * self.vt && lv.is_multiple_of(self.vt);
+            let base = self.vci(node, e, 0);
+            if !in_escape {
+                for (vc, &o) in self.outs[base..base + v].iter().enumerate().skip(1) {
+                    let rank = if vc >= start {
+                        vc - start
+                    } else {
+                        vc + v - start
+                    };
+                    best = best.max(key(o, false, rank, e << 4 | vc));
+                }
+            }
+            if best == 0 {
+                best = key(self.outs[base], false, 0, e << 4);
             }
         } else {
             // adaptive VCs 1..V-1 on the candidate ports with the most free credits, among
@@ -1526,6 +1618,75 @@ mod tests {
             assert!(lat[0] > 0, "{src}->{dst}: not delivered");
             assert_eq!(lat[1], lat[0] + 1, "{src}->{dst} L={l}");
         }
+    }
+
+    /// BookSim's `min_adapt` on a mesh offers its adaptive VCs only on the XY port (its
+    /// `OutputSet` keeps one element per priority): under `NetOptions::booksim()` adaptive
+    /// packets from node 0 to node (1,1) never take the Y-first link, while pktflow's adaptive
+    /// routing sends some of them south when the east link is loaded.
+    #[test]
+    fn booksim_min_adapt_keeps_to_the_xy_port() {
+        let a = arch(4);
+        let m = Mesh::new(4, 4).unwrap();
+        let east = m.neighbor(0, crate::routing::E).unwrap();
+        let diag = m.neighbor(east, crate::routing::S).unwrap();
+        let mut south = [0u64; 2];
+        for (k, opts) in [NetOptions::default(), NetOptions::booksim()]
+            .into_iter()
+            .enumerate()
+        {
+            let mut net = Network::with_options(&a, PacketRouting::Adaptive, opts).unwrap();
+            for t in 0..4000u64 {
+                if net.source_queue_len(0) < 8 {
+                    net.send(0, east, 4, t, None);
+                    net.send(0, diag, 4, t, None);
+                }
+                net.step();
+                net.delivered.clear();
+            }
+            net.check_conservation().unwrap();
+            assert!(
+                net.link_flits[crate::routing::E] > 1000,
+                "{k}: east link used"
+            );
+            south[k] = net.link_flits[crate::routing::S];
+        }
+        assert!(
+            south[0] > 0,
+            "pktflow's adaptive routing uses the Y-first link"
+        );
+        assert_eq!(south[1], 0, "BookSim's min_adapt keeps to the XY port");
+    }
+
+    /// BookSim's sources write a packet into any local VC with a free slot whose previous
+    /// packet is written, not only into an empty one: one node streaming 1-flit packets to its
+    /// neighbour through a one-flit-per-cycle interface keeps its interface busier that way.
+    #[test]
+    fn booksim_injection_fills_nonempty_local_vcs() {
+        let mut a = arch(4);
+        a.node_injection_flits_per_cycle = 1;
+        a.node_ejection_flits_per_cycle = 1;
+        let mut got = [0u64; 2];
+        for (k, inj) in [false, true].into_iter().enumerate() {
+            let opts = NetOptions {
+                booksim_injection: inj,
+                ..NetOptions::booksim()
+            };
+            let mut net = Network::with_options(&a, PacketRouting::Dor, opts).unwrap();
+            for t in 0..2000u64 {
+                if net.source_queue_len(0) < 8 {
+                    net.send(0, 1, 1, t, None);
+                }
+                net.step();
+            }
+            net.check_conservation().unwrap();
+            got[k] = net.flits_injected;
+        }
+        assert!(got[1] > 1900, "BookSim injection: {got:?}");
+        assert!(
+            got[0] < got[1] * 9 / 10,
+            "empty-VC injection is slower: {got:?}"
+        );
     }
 
     #[test]
