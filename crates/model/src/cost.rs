@@ -157,3 +157,33 @@ impl PacketTrace {
         &self.accesses[v.access_start as usize..v.access_end as usize]
     }
 }
+
+/// Whether two sorted, deduplicated sets (of traced locations, words, ...) share an element: the
+/// read/write-set test that conflict detection uses everywhere (the NP simulator's speculation,
+/// the run-to-completion engine's conflict windows and its signature study). One linear merge,
+/// no allocation.
+pub fn sorted_sets_meet<T: Ord>(a: &[T], b: &[T]) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => return true,
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod set_tests {
+    use super::sorted_sets_meet;
+
+    #[test]
+    fn sorted_sets_meet_only_on_a_common_element() {
+        assert!(sorted_sets_meet(&[1, 4, 9], &[2, 4]));
+        assert!(sorted_sets_meet(&[9], &[1, 5, 9]));
+        assert!(!sorted_sets_meet(&[1, 3, 5], &[2, 4, 6]));
+        assert!(!sorted_sets_meet::<u32>(&[], &[1]));
+        assert!(!sorted_sets_meet::<u32>(&[1], &[]));
+    }
+}

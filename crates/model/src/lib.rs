@@ -7,6 +7,8 @@ pub mod cost;
 pub mod diag;
 pub mod graph;
 
-pub use cost::{AccessKind, Fate, LockMark, MemAccess, MemType, PacketTrace, Visit};
+pub use cost::{
+    sorted_sets_meet, AccessKind, Fate, LockMark, MemAccess, MemType, PacketTrace, Visit,
+};
 pub use diag::{Diagnostic, Severity, Span};
 pub use graph::{AppGraph, Connection, ElementDecl};

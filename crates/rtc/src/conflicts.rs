@@ -15,7 +15,7 @@
 //! thesis's Figure 8.1 (its NetTM programs have no lock words: the lock calls are transaction
 //! boundaries). [`Sets::of`] with `lock_words` keeps them (every packet then meets every other
 //! packet that takes the same lock).
-use pktflow_model::{AccessKind, PacketTrace};
+use pktflow_model::{sorted_sets_meet, AccessKind, PacketTrace};
 use serde::Serialize;
 
 /// Read and write sets of one packet, as sorted location lists.
@@ -46,23 +46,11 @@ impl Sets {
     }
 }
 
-fn intersects(a: &[(u32, u64)], b: &[(u32, u64)]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
-}
-
 /// The thesis's conflict relation between two packets.
 pub fn conflict(a: &Sets, b: &Sets) -> bool {
-    intersects(&a.writes, &b.writes)
-        || intersects(&a.writes, &b.reads)
-        || intersects(&a.reads, &b.writes)
+    sorted_sets_meet(&a.writes, &b.writes)
+        || sorted_sets_meet(&a.writes, &b.reads)
+        || sorted_sets_meet(&a.reads, &b.writes)
 }
 
 /// Objects in the intersections of conflicting packet pairs within windows of `w` packets:

@@ -29,6 +29,7 @@
 use crate::api::{trie_counts, WorkloadSpec};
 use crate::tm::{Hasher, SignatureKind, Trie};
 use crate::workload::{Class, Op, Workload};
+use pktflow_model::sorted_sets_meet;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -121,20 +122,8 @@ fn transactions(w: &Workload) -> Vec<Tx> {
     out
 }
 
-fn meets(a: &[u32], b: &[u32]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
-}
-
 fn exact_conflict(a: &Tx, b: &Tx) -> bool {
-    meets(&a.w, &b.w) || meets(&a.w, &b.r) || meets(&a.r, &b.w)
+    sorted_sets_meet(&a.w, &b.w) || sorted_sets_meet(&a.w, &b.r) || sorted_sets_meet(&a.r, &b.w)
 }
 
 /// A transaction's read and write signatures (bit sets over the whole signature).

@@ -15,6 +15,7 @@
 //! their own commit point. A section keeps its first entry's order across its retries, so the
 //! oldest one always commits (no livelock).
 use crate::prog::Loc;
+use pktflow_model::sorted_sets_meet;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -23,18 +24,6 @@ use std::collections::BTreeMap;
 pub struct AccessSet {
     pub reads: Vec<Loc>,
     pub writes: Vec<Loc>,
-}
-
-fn intersects(a: &[Loc], b: &[Loc]) -> bool {
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => return true,
-        }
-    }
-    false
 }
 
 impl AccessSet {
@@ -47,9 +36,9 @@ impl AccessSet {
     }
     /// A dependence between the two: a write of one meets a read or write of the other.
     pub fn conflicts(&self, o: &AccessSet) -> bool {
-        intersects(&self.writes, &o.writes)
-            || intersects(&self.writes, &o.reads)
-            || intersects(&self.reads, &o.writes)
+        sorted_sets_meet(&self.writes, &o.writes)
+            || sorted_sets_meet(&self.writes, &o.reads)
+            || sorted_sets_meet(&self.reads, &o.writes)
     }
 }
 
