@@ -1,4 +1,6 @@
 //! The fast build against the recording build, and several threads against one: same outputs.
+mod common;
+
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Source};
 use pktflow_runtime::api::{run, Request};
@@ -179,20 +181,7 @@ fn router_threads_one_hot_flow() {
     let dir = tmp("hot");
     let trace = dir.join("in.pcap");
     let pkts = synthetic("router", 200);
-    let base = pkts
-        .iter()
-        .find(|p| p.data.len() >= 60 && p.data[12..14] == [8, 0] && matches!(p.data[23], 6 | 17))
-        .expect("a TCP/UDP packet")
-        .clone();
-    let hot: Vec<TracePacket> = (0..2000u32)
-        .map(|i| {
-            let mut p = base.clone();
-            p.timestamp_ns = 1_000 * i as u64;
-            let n = p.data.len();
-            p.data[n - 4..].copy_from_slice(&i.to_be_bytes());
-            p
-        })
-        .collect();
+    let hot = common::numbered_hot_flow(&pkts, 2000);
     write_trace(&trace, &hot);
     let (o1, o2) = (tmp("hot-1"), tmp("hot-2"));
     run(&request("router", &trace, &o1, 1), &mut |_| {}).unwrap();
@@ -209,7 +198,7 @@ fn router_threads_one_hot_flow() {
     let mut seqs = Vec::new();
     for name in out.keys() {
         for tp in read(&o2.join(name)) {
-            if tp.data.len() == base.data.len() {
+            if tp.data.len() == hot[0].data.len() {
                 let n = tp.data.len();
                 seqs.push(u32::from_be_bytes(tp.data[n - 4..].try_into().unwrap()));
             }

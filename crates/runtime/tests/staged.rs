@@ -1,6 +1,8 @@
 //! Element groups on threads (`--model pipeline`, `--model hybrid`): per-flow outputs equal to
 //! one thread's and in order, every packet counted, cycles through the neighbours, bad mapping
 //! files refused with one line.
+mod common;
+
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Source};
 use pktflow_runtime::api::{run, Request};
@@ -139,20 +141,7 @@ fn router_pipeline_one_hot_flow_in_order() {
     let dir = tmp("hot");
     let trace = dir.join("in.pcap");
     let pkts = synthetic("router", 200, 11);
-    let base = pkts
-        .iter()
-        .find(|p| p.data.len() >= 60 && p.data[12..14] == [8, 0] && matches!(p.data[23], 6 | 17))
-        .expect("a TCP/UDP packet")
-        .clone();
-    let hot: Vec<TracePacket> = (0..3000u32)
-        .map(|i| {
-            let mut p = base.clone();
-            p.timestamp_ns = 1_000 * i as u64;
-            let n = p.data.len();
-            p.data[n - 4..].copy_from_slice(&i.to_be_bytes());
-            p
-        })
-        .collect();
+    let hot = common::numbered_hot_flow(&pkts, 3000);
     write_trace(&trace, &hot);
     let (o1, o3) = (tmp("hot-1"), tmp("hot-3"));
     go("router", &trace, &o1, 1, json!({}));
@@ -161,7 +150,7 @@ fn router_pipeline_one_hot_flow_in_order() {
     let seqs: Vec<u32> = f3
         .values()
         .flatten()
-        .filter(|d| d.len() == base.data.len())
+        .filter(|d| d.len() == hot[0].data.len())
         .map(|d| u32::from_be_bytes(d[d.len() - 4..].try_into().unwrap()))
         .collect();
     assert!(seqs.len() > 2000, "{} of 3000 forwarded", seqs.len());
