@@ -105,28 +105,7 @@ fn per_flow(dir: &Path) -> BTreeMap<(String, u64), Vec<Vec<u8>>> {
 }
 
 fn request(app: &str, trace: &Path, out: &Path, threads: usize) -> Request {
-    request_with(app, trace, out, threads, serde_json::json!({}))
-}
-
-fn request_with(
-    app: &str,
-    trace: &Path,
-    out: &Path,
-    threads: usize,
-    extra: serde_json::Value,
-) -> Request {
-    let mut v = serde_json::json!({
-        "app": app,
-        "trace": trace.to_str().unwrap(),
-        "out_dir": out.to_str().unwrap(),
-        "threads": threads,
-        "ring_slots": 4,
-        "batch": 3,
-    });
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
-    }
-    Request::from_json(&v.to_string()).unwrap()
+    common::request_with(app, trace, out, threads, serde_json::json!({}))
 }
 
 fn write_trace(path: &Path, pkts: &[TracePacket]) {
@@ -221,11 +200,15 @@ fn nat_threads_same_set_of_mappings() {
     // off here, so both runs see the same packets.
     let off = serde_json::json!({"reply_every": 0});
     let r1 = run(
-        &request_with("nat", &trace, &o1, 1, off.clone()),
+        &common::request_with("nat", &trace, &o1, 1, off.clone()),
         &mut |_| {},
     )
     .unwrap();
-    let r2 = run(&request_with("nat", &trace, &o2, 2, off), &mut |_| {}).unwrap();
+    let r2 = run(
+        &common::request_with("nat", &trace, &o2, 2, off),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r2["balance"]["conserved"], true);
     let created = |r: &serde_json::Value| -> (u64, u64) {
         let mut made = 0;

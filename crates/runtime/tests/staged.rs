@@ -83,18 +83,11 @@ fn same_flows(a: &Flows, b: &Flows, what: &str) {
 }
 
 fn go(app: &str, trace: &Path, out: &Path, threads: usize, extra: Value) -> Value {
-    let mut v = json!({
-        "app": app,
-        "trace": trace.to_str().unwrap(),
-        "out_dir": out.to_str().unwrap(),
-        "threads": threads,
-        "ring_slots": 4,
-        "batch": 3,
-    });
-    for (k, x) in extra.as_object().unwrap() {
-        v[k] = x.clone();
-    }
-    let r = run(&Request::from_json(&v.to_string()).unwrap(), &mut |_| {}).unwrap();
+    let r = run(
+        &common::request_with(app, trace, out, threads, extra),
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(r["balance"]["conserved"], true, "{}", r["balance"]);
     r
 }

@@ -1,5 +1,30 @@
 //! Helpers shared by the runtime's integration tests.
+use pktflow_runtime::api::Request;
 use pktflow_traffic::TracePacket;
+use std::path::Path;
+
+/// A run request for `app` on `trace`, outputs in `out`, on `threads` threads with small rings
+/// (4 slots of 3-packet batches, so hand-overs wait often), plus the keys of `extra`.
+pub fn request_with(
+    app: &str,
+    trace: &Path,
+    out: &Path,
+    threads: usize,
+    extra: serde_json::Value,
+) -> Request {
+    let mut v = serde_json::json!({
+        "app": app,
+        "trace": trace.to_str().unwrap(),
+        "out_dir": out.to_str().unwrap(),
+        "threads": threads,
+        "ring_slots": 4,
+        "batch": 3,
+    });
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    Request::from_json(&v.to_string()).unwrap()
+}
 
 /// One hot flow: `n` copies of the first TCP/UDP packet of `pkts`, 1 us apart, each numbered in
 /// its last 4 bytes (big-endian), so the order in which they leave can be read back.
