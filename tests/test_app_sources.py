@@ -322,3 +322,27 @@ def test_fuzz_input_port(capsys, tmp_path_factory, rule):
     assert code in (0, 2), errs
     if code == 2:
         assert len(errs.strip().splitlines()) == 1, errs
+
+
+def test_transit_destinations_leave_through_the_gateway_and_need_synthetic_traffic(tmp_path, capsys):
+    """``--destinations transit`` (the NPIRE reproduction's traffic: a backbone link's packets go to a
+    next-hop router): the router forwards nearly everything through its default route on eth0
+    and asks ARP for a handful of neighbours, where the generator's default (Zipf over every route)
+    sends most flows to hosts of the attached subnets, one ARP query per new host."""
+    t = run_json("profile", "router", "--synthetic", "1500", "--destinations", "transit")
+    z = run_json("profile", "router", "--synthetic", "1500")
+    assert "Transit" in t["source"]
+    assert t["packet_counts"]["arp_requests_sent"] < 20 < z["packet_counts"]["arp_requests_sent"]
+    out = {o["element"]: o["count"] for o in t["outputs"]}
+    assert out["todev0"] > 0.98 * 1500 and out.get("todev1", 0) < 0.02 * 1500
+    # Section 4 of the NPIRE paper: 16 +- 1.12 tasks per packet for its Router.
+    assert abs(t["elements_visited_per_packet"]["mean"] - 16) < 1.5
+    assert t["elements_visited_per_packet"]["std"] < z["elements_visited_per_packet"]["std"]
+    trace = tmp_path / "t.pcap"
+    run_json("gen-trace", str(trace), "-n", "50")
+    for argv in (
+        ["profile", "router", "--trace", str(trace), "--destinations", "transit"],
+        ["profile", "router", "--synthetic", "10", "--destinations", "bogus"],
+    ):
+        code, _, errs = _main(capsys, *argv)
+        _one_clean_error(code, errs)

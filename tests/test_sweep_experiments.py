@@ -23,7 +23,7 @@ EXP = ROOT / "experiments"
 # Points of each experiment file that stands for (part of) a script.
 COUNTS = {
     "npire_fig8.toml": 2,  # router, nat
-    "npire_sensitivity.toml": 12,  # 6 variants x 2 ends
+    "npire_sensitivity.toml": 14,  # 7 variants x 2 ends
     "npire_fig9.toml": 10,  # 2 apps x 5 transformations
     "npire_fig10.toml": 6,  # the figure's 6 lines
     "slowpath.toml": 54,  # 6 (app, marking) x 3 PE counts x 3 policies
@@ -98,7 +98,7 @@ def test_npire_fig8_and_sensitivity_are_the_scripts_runs():
         assert p.argv[:2] == ["bottleneck", p.values["app"]]
         # The script's defaults: 32 PEs (--fig8-pes), global queue, 3,000 packets, seed 1, the chain.
         assert (o["pes"], o["replication"], o["packets"], o["seed"]) == ("32", "global", "3000", "1")
-        assert "no-chain" not in o and "destinations" not in o  # the script's set-up: generator default
+        assert "no-chain" not in o and o["destinations"] == s.SETUP["destinations"] == "transit"
     sens = ex.load(EXP / "npire_sensitivity.toml").points()
     # Each script variant changes the set-up in the places its table names; the file's points
     # must make the same changes (a value false leaves the option out: the default).

@@ -76,6 +76,14 @@ def _u64(option: str, value: Any) -> Optional[int]:
     return int(value)
 
 
+def _dest(destinations: Any) -> Optional[str]:
+    """A destinations choice by name (``"per-port"``) or member of ``npsim.Destinations``."""
+    from pktflow._request import choice
+    from pktflow.npsim import Destinations
+
+    return choice(destinations, Destinations, "destinations")
+
+
 def profile(
     app: str = "router",
     *,
@@ -85,6 +93,7 @@ def profile(
     out_dir: Optional[str | Path] = None,
     progress: Optional[Callable[[int], None]] = None,
     input_port: Optional[str | int] = None,
+    destinations: Optional[str] = None,
 ) -> dict[str, Any]:
     """Run ``app`` functionally (one thread) on a pcap/pcapng ``trace`` or ``synthetic`` packets
     generated with ``seed`` (default 1), write each ToDump output into ``out_dir``, and return
@@ -95,7 +104,8 @@ def profile(
     pcapng interface ids; classic pcap by destination MAC), ``"round-robin"``, ``"by-dst-mac"``,
     ``"by-subnet"`` or an interface number. ``progress`` (optional) is called with the number of
     packets done, every 10,000 packets. Ctrl-C stops the run (KeyboardInterrupt; no ToDump output
-    is left half-written).
+    is left half-written). ``destinations`` draws synthetic packets' destinations as the
+    simulators' option of that name does (``"transit"``: only routes through a gateway).
     """
     return json.loads(
         _core.profile(
@@ -106,6 +116,7 @@ def profile(
             None if out_dir is None else str(out_dir),
             progress,
             None if input_port is None else str(input_port),
+            None if destinations is None else _dest(destinations),
         )
     )
 

@@ -44,10 +44,13 @@ def profile(
     out_dir: Optional[str] = None,
     progress: Optional[Callable[[int], Any]] = None,
     input_port: Optional[str] = None,
+    destinations: Optional[str] = None,
 ) -> str:
     """Functional run and profile as JSON; ``progress(packets_done)`` is called periodically.
     ``input_port``: ``auto``, ``round-robin``, ``by-dst-mac``, ``by-subnet`` or an interface number
-    (which input interface each packet of a trace file enters; see docs/profile.md)."""
+    (which input interface each packet of a trace file enters; see docs/profile.md).
+    ``destinations``: how synthetic packets' destinations are drawn (``zipf``, ``uniform``,
+    ``address-space``, ``per-port``, ``transit``)."""
 
 def write_synthetic(
     path: str,

@@ -120,6 +120,13 @@ def profile(
     ),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed of the synthetic trace (default 1)."),
     input_port: Optional[str] = typer.Option(None, "--input-port", metavar="RULE|N", help=INPUT_PORT_HELP),
+    destinations: Optional[str] = typer.Option(
+        None,
+        "--destinations",
+        metavar="KIND",
+        help="How synthetic packets' destinations are drawn from the routes, as in pktflow simulate: zipf, uniform, "
+        "address-space, per-port or transit (only routes through a gateway). Default: zipf.",
+    ),
     out_dir: Optional[Path] = typer.Option(
         None,
         "--out-dir",
@@ -142,6 +149,8 @@ def profile(
     rule = parse_input_port(input_port)
     if rule is not None and trace is None:
         raise PktflowError("--input-port applies to a --trace file only")
+    if destinations is not None and trace is not None:
+        raise PktflowError("--destinations applies to synthetic traffic, not to a --trace file")
     csv = output_path(csv, "--csv")
     plot = output_path(plot, "--plot")
     out_dir = output_dir(out_dir, "--out-dir")
@@ -154,6 +163,7 @@ def profile(
                 seed=seed,
                 out_dir=out_dir,
                 input_port=rule,
+                destinations=destinations,
                 progress=lambda done: bar.update(done),
             )
     except KeyboardInterrupt:

@@ -221,7 +221,8 @@ DestOpt = Annotated[
     typer.Option(
         "--destinations",
         help="How synthetic packets' destinations are drawn from the routes: zipf, uniform, "
-        "address-space or per-port (every output port equally). Default: zipf.",
+        "address-space, per-port (every output port equally) or transit (only routes through a gateway, "
+        "as on a backbone link). Default: zipf.",
     ),
 ]
 ToleranceOpt = Annotated[

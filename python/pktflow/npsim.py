@@ -79,6 +79,7 @@ class Destinations(str, enum.Enum):
     uniform = "uniform"
     address_space = "address-space"
     per_port = "per-port"
+    transit = "transit"
 
 
 class Arrivals(str, enum.Enum):

@@ -226,7 +226,22 @@ impl TrafficHints {
                 .collect();
             cfg = cfg.with_interfaces(&ifs);
         }
-        let mut entries: Vec<Route> = self.routes.iter().filter(|r| r.len < 32).cloned().collect();
+        let transit = cfg.dst_weighting == PrefixWeighting::Transit;
+        let mut entries: Vec<Route> = self
+            .routes
+            .iter()
+            .zip(&self.gateways)
+            .filter(|(r, gw)| r.len < 32 && (!transit || gw.is_some()))
+            .map(|(r, _)| r.clone())
+            .collect();
+        if transit && entries.is_empty() {
+            return Err(
+                "destinations 'transit' need a route through a gateway (e.g. \
+                        `0.0.0.0/0 10.0.0.254 1` in a StaticIPLookup); this application's \
+                        lookup elements name none"
+                    .to_string(),
+            );
+        }
         if entries.is_empty() {
             entries.push(Route {
                 prefix: 0,
@@ -256,5 +271,76 @@ impl TrafficHints {
             }
             tp
         })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two_interfaces(default_gw: bool) -> TrafficHints {
+        let route = |p: [u8; 4], len: u8, port: u16| Route {
+            prefix: u32::from_be_bytes(p),
+            len,
+            next_hop_port: port,
+            asn: 0,
+        };
+        let mut routes = vec![route([10, 0, 0, 0], 8, 1), route([192, 168, 1, 0], 24, 2)];
+        let mut gateways = vec![None, None];
+        if default_gw {
+            routes.push(route([0, 0, 0, 0], 0, 1));
+            gateways.push(Some([10, 0, 0, 254]));
+        }
+        TrafficHints {
+            interfaces: vec![
+                ([0, 0, 0xc0, 0xae, 0x67, 0xef], [10, 0, 0, 1], 8),
+                ([0, 0, 0xc0, 0x4f, 0x71, 0xef], [192, 168, 1, 1], 24),
+            ],
+            interfaces_known: 2,
+            routes,
+            gateways,
+            dst_weighting: Some(PrefixWeighting::Transit),
+            ..Default::default()
+        }
+    }
+
+    fn directly_attached(d: &[u8]) -> bool {
+        d[30] == 10 || d[30..33] == [192, 168, 1]
+    }
+
+    #[test]
+    fn transit_destinations_are_reached_through_the_gateway() {
+        let h = two_interfaces(true);
+        let ip: Vec<TracePacket> = h
+            .generator(4000, 7)
+            .unwrap()
+            .filter(|p| p.data.len() >= 34 && p.data[12..14] == [0x08, 0x00])
+            .collect();
+        assert!(ip.len() > 3800);
+        let direct = ip.iter().filter(|p| directly_attached(&p.data)).count();
+        // Uniform hosts of 0.0.0.0/0 fall into 10/8 about once in 224 (0/8, 127/8 and 224/3
+        // are redrawn); nothing else is directly attached.
+        assert!(
+            direct * 100 < ip.len(),
+            "{direct} of {} directly attached",
+            ip.len()
+        );
+        // The same hints with the generator's Zipf default send most flows to the attached
+        // subnets (two of the three prefixes).
+        let mut zipf = h.clone();
+        zipf.dst_weighting = None;
+        let ip_z: Vec<TracePacket> = zipf
+            .generator(4000, 7)
+            .unwrap()
+            .filter(|p| p.data.len() >= 34 && p.data[12..14] == [0x08, 0x00])
+            .collect();
+        let direct_z = ip_z.iter().filter(|p| directly_attached(&p.data)).count();
+        assert!(direct_z * 4 > ip_z.len(), "{direct_z} of {}", ip_z.len());
+    }
+
+    #[test]
+    fn transit_without_a_gateway_route_is_an_error() {
+        let err = two_interfaces(false).generator(10, 1).err().unwrap();
+        assert!(err.contains("transit") && err.contains("gateway"), "{err}");
     }
 }

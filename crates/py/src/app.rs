@@ -73,7 +73,7 @@ const DEFAULT_SEED: u64 = 1;
 /// error `interrupted`, nothing half-done: ToDump outputs are removed). `progress(done)` is
 /// called every 10,000 packets.
 #[pyfunction]
-#[pyo3(signature = (app, trace=None, synthetic=None, seed=None, out_dir=None, progress=None, input_port=None))]
+#[pyo3(signature = (app, trace=None, synthetic=None, seed=None, out_dir=None, progress=None, input_port=None, destinations=None))]
 #[allow(clippy::too_many_arguments)]
 fn profile(
     py: Python<'_>,
@@ -84,8 +84,35 @@ fn profile(
     out_dir: Option<String>,
     progress: Option<Py<PyAny>>,
     input_port: Option<String>,
+    destinations: Option<String>,
 ) -> PyResult<String> {
-    let source = source_of(trace, synthetic, seed, input_port)?;
+    let mut source = source_of(trace, synthetic, seed, input_port)?;
+    if let Some(kind) = destinations {
+        // The same names as the simulators' `destinations` (`{"kind": "per_port"}`).
+        let w: pktflow_traffic::PrefixWeighting = if kind == "zipf" {
+            pktflow_traffic::SynthConfig::default().dst_weighting
+        } else {
+            serde_json::from_value(serde_json::json!({ "kind": kind.replace('-', "_") }))
+                .map_err(|_| err(format!("--destinations: unknown kind '{kind}'")))?
+        };
+        source = match source {
+            run::Source::Synthetic { packets, seed } => run::Source::SyntheticWeighted {
+                packets,
+                seed,
+                dst_weighting: w,
+            },
+            run::Source::Auto { seed } => run::Source::SyntheticWeighted {
+                packets: run::DEFAULT_SYNTHETIC_PACKETS,
+                seed,
+                dst_weighting: w,
+            },
+            _ => {
+                return Err(err(
+                    "--destinations applies to synthetic traffic, not to a --trace file",
+                ))
+            }
+        };
+    }
     // Device pcaps only into a folder the user named (as `pktflow run`).
     let devices = out_dir.is_some();
     let out = PathBuf::from(out_dir.unwrap_or_else(|| ".".into()));

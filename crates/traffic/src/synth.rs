@@ -271,6 +271,12 @@ pub enum PrefixWeighting {
     /// Every next-hop port of the table receives the same share, split evenly among its
     /// prefixes: a router's output interfaces are equally loaded (a symmetric test set-up).
     PerPort,
+    /// Transit traffic: Zipf(1) over the prefixes reached through a next-hop router, as on a
+    /// backbone link where a router forwards nearly every packet to another router and its ARP
+    /// cache holds a few neighbours. Which routes name a gateway is the caller's knowledge
+    /// (`pktflow_profile::hints` passes only those); here it draws as `Zipf { s: 1.0 }` over
+    /// the table it is given.
+    Transit,
 }
 
 /// Configuration of a synthetic trace. Every field has a default (`{}` in JSON is valid):
@@ -601,7 +607,11 @@ impl SynthTrace {
                             .map(|r| 1.0 / per_port[&r.next_hop_port] as f64),
                     )
                 }
-                PrefixWeighting::Zipf { s } => {
+                PrefixWeighting::Zipf { .. } | PrefixWeighting::Transit => {
+                    let s = match cfg.dst_weighting {
+                        PrefixWeighting::Zipf { s } => s,
+                        _ => 1.0,
+                    };
                     let mut r4 = rng(seed, 4);
                     for i in (1..dst_prefixes.len()).rev() {
                         let j = r4.gen_range(0..=i);
