@@ -15,7 +15,6 @@ use crate::workload::{self, Class, Op, Parametric, TraceCompiler, Workload};
 use pktflow_harness::{Finding, Resource};
 use pktflow_profile::run::{Run, Source};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 
 /// What runs.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -434,36 +433,14 @@ pub struct RtcResult {
     pub interrupted: bool,
 }
 
-/// Trie trained on the same application with another traffic seed (appendix A: train on one
-/// trace, evaluate on another): the shared words accessed inside critical sections, counted.
-fn train_trie(spec: &WorkloadSpec, bits: u32) -> Result<Trie, String> {
+/// Trie built on the same application with another traffic seed (appendix A: train on one
+/// trace, evaluate on another): steps 1 to 7 on the training trace's transactions, `contexts`
+/// of them running at once.
+fn train_trie(spec: &WorkloadSpec, bits: u32, contexts: u32) -> Result<Trie, String> {
     let other = spec.load(1_000_003)?;
-    Trie::train(trie_counts(&other.workload), bits)
-}
-
-/// The trie's training data: the shared words accessed inside critical sections of `w`
-/// (lock words excluded: transactions do not track them), with their access counts.
-pub(crate) fn trie_counts(w: &Workload) -> HashMap<u32, u64> {
-    let mut counts: HashMap<u32, u64> = HashMap::new();
-    for p in &w.packets {
-        let mut depth = 0i32;
-        for op in w.ops_of(p) {
-            match *op {
-                Op::Lock(_) => depth += 1,
-                Op::Unlock(_) => depth -= 1,
-                Op::Load {
-                    addr,
-                    class: Class::Shared,
-                }
-                | Op::Store {
-                    addr,
-                    class: Class::Shared,
-                } if depth > 0 => *counts.entry(addr).or_default() += 1,
-                _ => {}
-            }
-        }
-    }
-    counts
+    let replay =
+        crate::tm::replay::Replay::new(crate::study::transactions(&other.workload), contexts);
+    Ok(Trie::build(&replay, bits)?.0)
 }
 
 /// The run-to-completion engine for the harness ([`crate::engines`]): one workload on one
@@ -485,7 +462,7 @@ impl RtcEngine {
         let o = resolve(req)?;
         let w = req.workload.load(0)?.workload;
         let trie = if o.sync == SyncMode::Tm && o.signature == SignatureKind::Trie {
-            Some(train_trie(&req.workload, o.signature_bits)?)
+            Some(train_trie(&req.workload, o.signature_bits, o.contexts())?)
         } else {
             None
         };
@@ -608,7 +585,7 @@ pub fn rtc(req: &RtcRequest, progress: &mut dyn FnMut(u32, u32)) -> Result<RtcRe
     let loaded = req.workload.load(0)?;
     let w = &loaded.workload;
     let trie = if o.sync == SyncMode::Tm && o.signature == SignatureKind::Trie {
-        Some(train_trie(&req.workload, o.signature_bits)?)
+        Some(train_trie(&req.workload, o.signature_bits, o.contexts())?)
     } else {
         None
     };

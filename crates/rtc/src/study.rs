@@ -26,10 +26,10 @@
 //! Also reported: the share of transactions with a real conflict, and the address entropy
 //! `sum over addresses x of -p(x) log2 p(x)`, p(x) the share of transactions that access x
 //! (appendix A's definition).
-use crate::api::{trie_counts, WorkloadSpec};
-use crate::tm::{Hasher, SignatureKind, Trie};
+use crate::api::WorkloadSpec;
+use crate::tm::replay::{Replay, Tx};
+use crate::tm::{Hasher, Refinement, SignatureKind, Trie};
 use crate::workload::{Class, Op, Workload};
-use pktflow_model::sorted_sets_meet;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -60,6 +60,10 @@ pub struct StudyPoint {
     pub hash_functions: u32,
     pub false_conflicts: u64,
     pub false_conflict_rate: f64,
+    /// The trie's construction on its training trace: bits and false conflicts after steps
+    /// 1-4, 5, 6 and 7 (trie points only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trie_refinement: Option<Refinement>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -77,14 +81,8 @@ pub struct StudyResult {
     pub settings: serde_json::Value,
 }
 
-/// One transaction: its packet and sorted distinct byte addresses (word-aligned) read/written.
-struct Tx {
-    packet: u32,
-    r: Vec<u32>,
-    w: Vec<u32>,
-}
-
-fn transactions(w: &Workload) -> Vec<Tx> {
+/// The workload's transactions (its outermost critical sections) in packet order.
+pub(crate) fn transactions(w: &Workload) -> Vec<Tx> {
     let mut out = Vec::new();
     for (pi, p) in w.packets.iter().enumerate() {
         let mut depth = 0u32;
@@ -120,10 +118,6 @@ fn transactions(w: &Workload) -> Vec<Tx> {
         }
     }
     out
-}
-
-fn exact_conflict(a: &Tx, b: &Tx) -> bool {
-    sorted_sets_meet(&a.w, &b.w) || sorted_sets_meet(&a.w, &b.r) || sorted_sets_meet(&a.r, &b.w)
 }
 
 /// A transaction's read and write signatures (bit sets over the whole signature).
@@ -245,27 +239,19 @@ pub fn study(
         ));
     }
     let train = if hashes.contains(&SignatureKind::Trie) {
-        Some(trie_counts(&req.workload.load(1_000_003)?.workload))
+        Some(Replay::new(
+            transactions(&req.workload.load(1_000_003)?.workload),
+            contexts,
+        ))
     } else {
         None
     };
     // Concurrent partners: the previous `contexts - 1` transactions of other packets.
-    let partners: Vec<Vec<u32>> = (0..txs.len())
-        .map(|i| {
-            let lo = i.saturating_sub(contexts as usize - 1);
-            (lo..i)
-                .filter(|&j| txs[j].packet != txs[i].packet)
-                .map(|j| j as u32)
-                .collect()
-        })
-        .collect();
-    let real: Vec<bool> = (0..txs.len())
-        .map(|i| {
-            partners[i]
-                .iter()
-                .any(|&j| exact_conflict(&txs[i], &txs[j as usize]))
-        })
-        .collect();
+    let Replay {
+        txs,
+        partners,
+        real,
+    } = Replay::new(txs, contexts);
     let n = txs.len() as f64;
     let mut seen: HashMap<u32, u64> = HashMap::new();
     for t in &txs {
@@ -288,11 +274,12 @@ pub fn study(
     for &kind in &hashes {
         for &b in &bits {
             pktflow_model::cancel::check().map_err(|e| e.to_string())?;
-            let trie = match (&train, kind) {
-                (Some(c), SignatureKind::Trie) => {
-                    Some(Trie::train(c.iter().map(|(&a, &n)| (a, n)), b)?)
+            let (trie, refinement) = match (&train, kind) {
+                (Some(replay), SignatureKind::Trie) => {
+                    let (t, r) = Trie::build(replay, b)?;
+                    (Some(t), Some(r))
                 }
-                _ => None,
+                _ => (None, None),
             };
             let k = kind.default_hashes().min(b);
             let h = Hasher::new(kind, b, k, seed, trie)?;
@@ -304,6 +291,7 @@ pub fn study(
                 hash_functions: h.k,
                 false_conflicts: f,
                 false_conflict_rate: f as f64 / n,
+                trie_refinement: refinement,
             });
             progress(points.len() as u32, total);
         }
@@ -339,6 +327,7 @@ pub fn study_json(req: &str, progress: &mut dyn FnMut(u32, u32)) -> Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tm::replay::exact_conflict;
 
     fn tx(packet: u32, r: &[u32], w: &[u32]) -> Tx {
         Tx {
@@ -389,13 +378,29 @@ mod tests {
                 .unwrap()
                 .false_conflict_rate
         };
-        for k in [
-            SignatureKind::Bitsel,
-            SignatureKind::H3,
-            SignatureKind::Trie,
-        ] {
+        for k in [SignatureKind::Bitsel, SignatureKind::H3] {
             assert!(rate(k, 16) >= rate(k, 4096), "{k:?}");
         }
+        // The trie: more budget, fewer false conflicts; a budget it does not need is left
+        // unused (step 5 stops at zero false conflicts on the training trace, steps 6 and 7
+        // prune it to under 100 bits, appendix A).
+        assert!(rate(SignatureKind::Trie, 16) >= rate(SignatureKind::Trie, 64));
+        assert_eq!(
+            rate(SignatureKind::Trie, 64),
+            rate(SignatureKind::Trie, 4096)
+        );
+        let trie = |b: u32| {
+            r.points
+                .iter()
+                .find(|p| p.hash == SignatureKind::Trie && p.bits == b)
+                .unwrap()
+        };
+        let big = trie(4096);
+        assert!(big.signature_bits < 100, "{}", big.signature_bits);
+        let steps = big.trie_refinement.as_ref().unwrap();
+        assert!(steps.training_false_conflicts[0] > 0);
+        assert_eq!(steps.training_false_conflicts[1..], [0; 3]);
+        assert!(trie(16).trie_refinement.as_ref().unwrap().bits_after_steps[1] == 16);
         assert!(rate(SignatureKind::H3, 16) > 0.0, "16 bits must alias");
         assert!(r
             .points

@@ -12,10 +12,11 @@
 //! set intersects a read set": a load conflicts with another context's write bit, a store with
 //! another context's read or write bit.
 pub mod hash;
+pub mod replay;
 pub mod trie;
 
 pub use hash::{Hasher, SignatureKind};
-pub use trie::Trie;
+pub use trie::{Refinement, Trie};
 
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
