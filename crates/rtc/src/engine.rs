@@ -384,16 +384,17 @@ enum DOp {
         write: bool,
     },
     Lock {
-        id: u32,
         mutex: u32,
         tx: bool,
     },
     Unlock {
-        id: u32,
         mutex: u32,
         tx: bool,
     },
 }
+
+// Eight ops to a 64-byte cache line: the programs of a pool of packets exceed the L2 cache.
+const _: () = assert!(std::mem::size_of::<DOp>() == 8);
 
 /// How a run is driven.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -492,12 +493,20 @@ struct Segs {
 pub struct Engine<'a> {
     o: EngineOptions,
     w: std::borrow::Cow<'a, Workload>,
-    /// `w.ops` decoded ([`DOp`]); taken out of the engine while it runs.
+    /// `w.ops` decoded ([`DOp`]); taken out of the engine while it runs. Thread pcs, the
+    /// pipeline cuts and the slow-path runs index it.
     ops: Vec<DOp>,
+    /// The index in `w.ops` of each decoded op's first op.
+    orig: Vec<u32>,
+    /// Each packet's program in `ops`: (start, end).
+    prog: Vec<(u32, u32)>,
     /// Issue slots by [`Cat`] (folded into the report's breakdown at the end of a run).
     cats: [u64; 6],
     /// An error met inside a cycle (the run stops with it at the end of the cycle).
     fault: Option<String>,
+    /// No conflict detection and no value tracking: memory references take
+    /// [`Engine::mem_plain`].
+    plain: bool,
     stages: Option<Stages>,
     segs: Option<Segs>,
     /// Slow-path runs waiting for a context, and fast-path work returning from the slow path:
@@ -580,7 +589,7 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
-        let (w, stages, segs) = match (o.mode, o.slow_path.policy) {
+        let (w, mut stages, mut segs) = match (o.mode, o.slow_path.policy) {
             (ExecMode::RunToCompletion, None) => (std::borrow::Cow::Borrowed(w), None, None),
             (ExecMode::RunToCompletion, Some(_)) => {
                 let (w2, segs) = cut_slow_path(w, &o.slow_path)?;
@@ -600,11 +609,22 @@ impl<'a> Engine<'a> {
             .collect();
         let pool_len = w.packets.len() as u64;
         let mutex_of: Vec<u32> = (0..locks).map(|i| i % mutexes).collect();
-        let ops = decode(&w, &mutex_of, mutexes, &tx_lock, table.is_some());
+        let (ops, orig, prog) = decode(
+            &w,
+            &mutex_of,
+            mutexes,
+            &tx_lock,
+            table.is_some(),
+            stages.as_mut(),
+            segs.as_mut(),
+        );
         Ok(Engine {
             ops,
+            orig,
+            prog,
             cats: [0; 6],
             fault: None,
+            plain: table.is_none(),
             stage_q: vec![VecDeque::new(); stages.as_ref().map(|s| s.stages as usize).unwrap_or(0)],
             stages,
             segs,
@@ -657,6 +677,7 @@ impl<'a> Engine<'a> {
     /// value plus one), for checking atomicity against a serial execution.
     pub fn track_values(&mut self) {
         self.values = Some(HashMap::new());
+        self.plain = false;
     }
 
     /// The value of a shared word (with [`Engine::track_values`]).
@@ -920,10 +941,7 @@ impl<'a> Engine<'a> {
             }
         };
         let (start, end) = match &self.stages {
-            None => {
-                let pk: PacketProg = self.w.packets[p as usize];
-                (pk.start, pk.end)
-            }
+            None => self.prog[p as usize],
             Some(s) => {
                 let b = p as usize * (s.stages as usize + 1) + stage as usize;
                 (s.cuts[b], s.cuts[b + 1])
@@ -1161,12 +1179,14 @@ impl<'a> Engine<'a> {
                     // read/write sets nor the undo log.
                     self.threads[g].pc += 1;
                     Cat::Busy
+                } else if self.plain {
+                    self.mem_plain(core, g, c, addr, class, write)
                 } else {
                     self.mem(core, g, c, addr, class, write)
                 }
             }
-            DOp::Lock { id, mutex, tx } => self.lock(g, id, mutex as usize, tx),
-            DOp::Unlock { mutex, tx, .. } => self.unlock(g, mutex as usize, tx),
+            DOp::Lock { mutex, tx } => self.lock(g, mutex as usize, tx),
+            DOp::Unlock { mutex, tx } => self.unlock(g, mutex as usize, tx),
         };
         if cat == Cat::Busy {
             let t = &mut self.threads[g];
@@ -1179,6 +1199,69 @@ impl<'a> Engine<'a> {
             }
         }
         cat
+    }
+
+    /// [`Engine::mem`] without conflict detection and value tracking (nothing tracked, nothing
+    /// logged): the same outcome in fewer steps.
+    #[inline]
+    fn mem_plain(
+        &mut self,
+        core: usize,
+        g: usize,
+        c: u64,
+        addr: u32,
+        class: Class,
+        write: bool,
+    ) -> Cat {
+        let a = self.phys(g, addr, class);
+        if c < self.cache_locked_until {
+            return Cat::Other;
+        }
+        if self.cache_busy_cycle == c && self.cache_busy_owner != g as u32 {
+            return Cat::Squashed;
+        }
+        let line = a >> self.line_shift;
+        let idx = (line & self.line_mask) as usize;
+        let hit = self.cache[idx] == line;
+        let t = &self.threads[g];
+        let replay_done = t.load_wait && t.load_done_at <= c;
+        if !write {
+            if !hit && !replay_done {
+                if self.cores[core].miss_until > c {
+                    return Cat::Other;
+                }
+                let Some(done) = self.mem_request(c) else {
+                    return Cat::Other;
+                };
+                self.rep.cache_misses += 1;
+                self.cores[core].miss_until = done;
+                let t = &mut self.threads[g];
+                t.load_wait = true;
+                t.load_done_at = done;
+                return Cat::Other;
+            }
+            if replay_done {
+                // The replayed access gets the saved data even if the line left meanwhile.
+                self.cache[idx] = line;
+            } else {
+                self.rep.cache_hits += 1;
+            }
+        } else if !hit {
+            // Store miss: into the memory queue, no allocation.
+            if self.mem_request(c).is_none() {
+                return Cat::Other;
+            }
+            self.rep.cache_misses += 1;
+        } else {
+            self.rep.cache_hits += 1;
+            self.cache_busy_cycle = c + 1;
+            self.cache_busy_owner = g as u32;
+        }
+        let t = &mut self.threads[g];
+        t.load_wait = false;
+        t.conflict_checked = false;
+        t.pc += 1;
+        Cat::Busy
     }
 
     fn mem(&mut self, core: usize, g: usize, c: u64, addr: u32, class: Class, write: bool) -> Cat {
@@ -1358,8 +1441,8 @@ impl<'a> Engine<'a> {
         Cat::Locked
     }
 
-    /// Lock `id` (on mutex `m`; a transaction's start when `is_tx`).
-    fn lock(&mut self, g: usize, id: u32, m: usize, is_tx: bool) -> Cat {
+    /// The lock op at the thread's pc (on mutex `m`; a transaction's start when `is_tx`).
+    fn lock(&mut self, g: usize, m: usize, is_tx: bool) -> Cat {
         if is_tx {
             let t = &self.threads[g];
             if t.tx_depth == 0 {
@@ -1385,6 +1468,9 @@ impl<'a> Engine<'a> {
             return Cat::Busy;
         }
         if self.threads[g].tx_depth > 0 && self.threads[g].tx_real {
+            let Op::Lock(id) = self.w.ops[self.orig[self.threads[g].pc as usize] as usize] else {
+                unreachable!("a decoded lock op decodes a lock")
+            };
             self.fault = Some(format!(
                 "lock {id} taken inside a transaction: a lock inside a transaction is not supported by NetTM (make lock {id} transactional or take it outside)"
             ));
@@ -1449,18 +1535,51 @@ impl<'a> Engine<'a> {
     }
 }
 
-/// `w.ops` as the engine executes them ([`DOp`]); lock ids past `mutex_of` fold onto the
-/// `mutexes` and are transactional under `tm`.
-fn decode(w: &Workload, mutex_of: &[u32], mutexes: u32, tx_lock: &[bool], tm: bool) -> Vec<DOp> {
+/// `w.ops` as the engine executes them ([`DOp`]): lock ids past `mutex_of` fold onto the
+/// `mutexes` and are transactional under `tm`; consecutive computations (packet and output
+/// accesses included) are merged unless an op index the engine starts or ends work at lies
+/// between them (a packet's start or end, a pipeline cut, a slow-path run's bounds), which
+/// issues the same instructions in the same slots. The cuts and runs are rewritten to index
+/// the decoded ops; returns (decoded ops, index of each one's first op in `w.ops`, each
+/// packet's (start, end) in the decoded ops).
+fn decode(
+    w: &Workload,
+    mutex_of: &[u32],
+    mutexes: u32,
+    tx_lock: &[bool],
+    tm: bool,
+    stages: Option<&mut Stages>,
+    segs: Option<&mut Segs>,
+) -> (Vec<DOp>, Vec<u32>, Vec<(u32, u32)>) {
     let mutex = |id: u32| match mutex_of.get(id as usize) {
         Some(&m) => m,
         None => id % mutexes,
     };
     let tx = |id: u32| tm && tx_lock.get(id as usize).copied().unwrap_or(true);
-    w.ops
-        .iter()
-        .map(|&op| match op {
-            Op::Compute(n) => DOp::Compute(n),
+    let n = w.ops.len();
+    let mut boundary = vec![false; n + 1];
+    for p in &w.packets {
+        boundary[p.start as usize] = true;
+        boundary[p.end as usize] = true;
+    }
+    if let Some(s) = &stages {
+        for &x in &s.cuts {
+            boundary[x as usize] = true;
+        }
+    }
+    if let Some(s) = &segs {
+        for &(lo, hi, _) in &s.list {
+            boundary[lo as usize] = true;
+            boundary[hi as usize] = true;
+        }
+    }
+    let mut ops: Vec<DOp> = Vec::with_capacity(n);
+    let mut orig: Vec<u32> = Vec::with_capacity(n);
+    let mut at = vec![0u32; n + 1];
+    for (i, &op) in w.ops.iter().enumerate() {
+        at[i] = ops.len() as u32;
+        let d = match op {
+            Op::Compute(k) => DOp::Compute(k),
             Op::Load { addr, class } | Op::Store { addr, class } => {
                 let write = matches!(op, Op::Store { .. });
                 match class {
@@ -1474,17 +1593,43 @@ fn decode(w: &Workload, mutex_of: &[u32], mutexes: u32, tx_lock: &[bool], tm: bo
                 }
             }
             Op::Lock(id) => DOp::Lock {
-                id,
                 mutex: mutex(id),
                 tx: tx(id),
             },
             Op::Unlock(id) => DOp::Unlock {
-                id,
                 mutex: mutex(id),
                 tx: tx(id),
             },
-        })
-        .collect()
+        };
+        if let (DOp::Compute(k), Some(DOp::Compute(m))) = (d, ops.last_mut()) {
+            if !boundary[i] && k > 0 && *m > 0 {
+                if let Some(sum) = m.checked_add(k) {
+                    *m = sum;
+                    continue;
+                }
+            }
+        }
+        ops.push(d);
+        orig.push(i as u32);
+    }
+    at[n] = ops.len() as u32;
+    if let Some(s) = stages {
+        for x in &mut s.cuts {
+            *x = at[*x as usize];
+        }
+    }
+    if let Some(s) = segs {
+        for r in &mut s.list {
+            r.0 = at[r.0 as usize];
+            r.1 = at[r.1 as usize];
+        }
+    }
+    let prog = w
+        .packets
+        .iter()
+        .map(|p| (at[p.start as usize], at[p.end as usize]))
+        .collect();
+    (ops, orig, prog)
 }
 
 /// Cut every packet's program into `stages` contiguous parts of about equal instructions,
