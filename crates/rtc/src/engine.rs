@@ -507,6 +507,10 @@ pub struct Engine<'a> {
     /// No conflict detection and no value tracking: memory references take
     /// [`Engine::mem_plain`].
     plain: bool,
+    /// Round-robin with at least 3 threads per core: a thread's next slot is `threads` cycles
+    /// after its last, past the longest hazard distance (2), so hazards never hold a thread
+    /// and their distances need not be computed.
+    hazard_unseen: bool,
     stages: Option<Stages>,
     segs: Option<Segs>,
     /// Slow-path runs waiting for a context, and fast-path work returning from the slow path:
@@ -625,6 +629,7 @@ impl<'a> Engine<'a> {
             cats: [0; 6],
             fault: None,
             plain: table.is_none(),
+            hazard_unseen: o.scheduler == Scheduler::RoundRobin && o.threads_per_core >= 3,
             stage_q: vec![VecDeque::new(); stages.as_ref().map(|s| s.stages as usize).unwrap_or(0)],
             stages,
             segs,
@@ -700,6 +705,11 @@ impl<'a> Engine<'a> {
 
     #[inline]
     fn hazard(&mut self, g: usize, c: u64) {
+        if self.hazard_unseen {
+            // The draw is made all the same: the random sequence stays that of the model.
+            self.rand();
+            return;
+        }
         let r = self.rand() & 0xffff_ffff;
         let d = if r < self.hz[0] {
             0
