@@ -1195,7 +1195,15 @@ impl<'a> Engine<'a> {
                     self.mem(core, g, c, addr, class, write)
                 }
             }
-            DOp::Lock { mutex, tx } => self.lock(g, mutex as usize, tx),
+            DOp::Lock { mutex, tx } => {
+                let o = self.owner[mutex as usize];
+                if !tx && o != NONE && o != g as u32 && self.threads[g].tx_depth == 0 {
+                    // Held by another thread (a spinning thread's usual case): a failure.
+                    self.fail_lock(g)
+                } else {
+                    self.lock(g, mutex as usize, tx)
+                }
+            }
             DOp::Unlock { mutex, tx } => self.unlock(g, mutex as usize, tx),
         };
         if cat == Cat::Busy {
