@@ -1,5 +1,7 @@
 //! Engine speed in simulated instructions per second, and the wall time of one maximum-rate
-//! search. Run with `cargo run --release -p pktflow-rtc --example speed -- [APP] [WINDOW_SECONDS]`.
+//! search. Run with `cargo run --release -p pktflow-rtc --example speed -- [APP] [WINDOW_SECONDS]
+//! [CYCLES]`: CYCLES (default 50 M) per speed run; a window of 0 skips the search (for
+//! `valgrind --tool=callgrind` on short runs).
 use pktflow_rtc::api::{rtc, Criterion, RtcRequest, SearchSpec, WorkloadSpec};
 use pktflow_rtc::engine::{Drive, Engine, Scheduler};
 use std::time::Instant;
@@ -22,6 +24,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let app = args.get(1).cloned().unwrap_or_else(|| "nat".into());
     let window: f64 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(5.0);
+    let cycles: u64 = args
+        .get(3)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(50_000_000);
     let spec = WorkloadSpec {
         app: app.clone(),
         packets: 2000,
@@ -46,7 +52,7 @@ fn main() {
         let r = e
             .run(Drive {
                 interarrival_cycles: None,
-                cycles: 50_000_000,
+                cycles,
                 stop_on_drop: false,
                 max_arrivals: None,
             })
@@ -61,6 +67,9 @@ fn main() {
             r.instructions as f64 / cpu / 1e6,
             r.cycles as f64 * cores as f64 / cpu / 1e6
         );
+    }
+    if window == 0.0 {
+        return;
     }
     let t = Instant::now();
     let cpu0 = cpu_seconds();

@@ -357,15 +357,44 @@ impl Breakdown {
     }
 }
 
+/// What a core did with one issue slot; the run counts slots in an array indexed by it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 enum Cat {
-    Busy,
-    NoPacket,
-    Locked,
-    Squashed,
-    Hazard,
-    Other,
+    Busy = 0,
+    NoPacket = 1,
+    Locked = 2,
+    Squashed = 3,
+    Hazard = 4,
+    Other = 5,
 }
+
+/// A workload op as the engine executes it, decoded once per engine: accesses that make no
+/// memory reference (the packet's input-buffer slot, the output buffer) are one instruction
+/// like `Compute(1)`, stack offsets are reduced to the stack, and lock ops carry their mutex
+/// and whether they are transactional.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DOp {
+    Compute(u32),
+    /// A cached access: `addr` is the byte address (`Shared`, `LockWord`) or the offset in the
+    /// thread's stack (`Stack`).
+    Mem {
+        addr: u32,
+        class: Class,
+        write: bool,
+    },
+    Lock {
+        mutex: u32,
+        tx: bool,
+    },
+    Unlock {
+        mutex: u32,
+        tx: bool,
+    },
+}
+
+// Eight ops to a 64-byte cache line: the programs of a pool of packets exceed the L2 cache.
+const _: () = assert!(std::mem::size_of::<DOp>() == 8);
 
 /// How a run is driven.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -464,6 +493,24 @@ struct Segs {
 pub struct Engine<'a> {
     o: EngineOptions,
     w: std::borrow::Cow<'a, Workload>,
+    /// `w.ops` decoded ([`DOp`]); taken out of the engine while it runs. Thread pcs, the
+    /// pipeline cuts and the slow-path runs index it.
+    ops: Vec<DOp>,
+    /// The index in `w.ops` of each decoded op's first op.
+    orig: Vec<u32>,
+    /// Each packet's program in `ops`: (start, end).
+    prog: Vec<(u32, u32)>,
+    /// Issue slots by [`Cat`] (folded into the report's breakdown at the end of a run).
+    cats: [u64; 6],
+    /// An error met inside a cycle (the run stops with it at the end of the cycle).
+    fault: Option<String>,
+    /// No conflict detection and no value tracking: memory references take
+    /// [`Engine::mem_plain`].
+    plain: bool,
+    /// Round-robin with at least 3 threads per core: a thread's next slot is `threads` cycles
+    /// after its last, past the longest hazard distance (2), so hazards never hold a thread
+    /// and their distances need not be computed.
+    hazard_unseen: bool,
     stages: Option<Stages>,
     segs: Option<Segs>,
     /// Slow-path runs waiting for a context, and fast-path work returning from the slow path:
@@ -482,9 +529,6 @@ pub struct Engine<'a> {
     cache_locked_until: u64,
     owner: Vec<u32>,
     held: Vec<u32>,
-    /// Mutex of each lock id (ids fold onto the mutexes round-robin).
-    mutex_of: Vec<u32>,
-    tx_lock: Vec<bool>,
     table: Option<ConflictTable>,
     waiting: VecDeque<u32>,
     serial_owner: u32,
@@ -549,7 +593,7 @@ impl<'a> Engine<'a> {
         } else {
             None
         };
-        let (w, stages, segs) = match (o.mode, o.slow_path.policy) {
+        let (w, mut stages, mut segs) = match (o.mode, o.slow_path.policy) {
             (ExecMode::RunToCompletion, None) => (std::borrow::Cow::Borrowed(w), None, None),
             (ExecMode::RunToCompletion, Some(_)) => {
                 let (w2, segs) = cut_slow_path(w, &o.slow_path)?;
@@ -568,7 +612,24 @@ impl<'a> Engine<'a> {
             .map(|g| 0x0800_0000u32.wrapping_add(g * 0x1_0000 + (g * stagger) % o.cache_bytes))
             .collect();
         let pool_len = w.packets.len() as u64;
+        let mutex_of: Vec<u32> = (0..locks).map(|i| i % mutexes).collect();
+        let (ops, orig, prog) = decode(
+            &w,
+            &mutex_of,
+            mutexes,
+            &tx_lock,
+            table.is_some(),
+            stages.as_mut(),
+            segs.as_mut(),
+        );
         Ok(Engine {
+            ops,
+            orig,
+            prog,
+            cats: [0; 6],
+            fault: None,
+            plain: table.is_none(),
+            hazard_unseen: o.scheduler == Scheduler::RoundRobin && o.threads_per_core >= 3,
             stage_q: vec![VecDeque::new(); stages.as_ref().map(|s| s.stages as usize).unwrap_or(0)],
             stages,
             segs,
@@ -590,9 +651,7 @@ impl<'a> Engine<'a> {
             cache_busy_owner: NONE,
             cache_locked_until: 0,
             owner: vec![NONE; mutexes as usize],
-            mutex_of: (0..locks).map(|i| i % mutexes).collect(),
             held: vec![0; mutexes as usize],
-            tx_lock,
             table,
             waiting: VecDeque::new(),
             serial_owner: NONE,
@@ -623,6 +682,7 @@ impl<'a> Engine<'a> {
     /// value plus one), for checking atomicity against a serial execution.
     pub fn track_values(&mut self) {
         self.values = Some(HashMap::new());
+        self.plain = false;
     }
 
     /// The value of a shared word (with [`Engine::track_values`]).
@@ -645,6 +705,11 @@ impl<'a> Engine<'a> {
 
     #[inline]
     fn hazard(&mut self, g: usize, c: u64) {
+        if self.hazard_unseen {
+            // The draw is made all the same: the random sequence stays that of the model.
+            self.rand();
+            return;
+        }
         let r = self.rand() & 0xffff_ffff;
         let d = if r < self.hz[0] {
             0
@@ -656,14 +721,6 @@ impl<'a> Engine<'a> {
         self.threads[g].ready_at = c + 1 + d;
     }
 
-    #[inline]
-    fn mutex(&self, id: u32) -> usize {
-        match self.mutex_of.get(id as usize) {
-            Some(&m) => m as usize,
-            None => (id as usize) % self.owner.len(),
-        }
-    }
-
     /// Run `d` from the current state (a fresh engine per run: state carries over otherwise).
     pub fn run(&mut self, d: Drive) -> Result<RunReport, String> {
         if let Some(ia) = d.interarrival_cycles {
@@ -673,6 +730,18 @@ impl<'a> Engine<'a> {
                 ));
             }
         }
+        // The decoded ops are read while the engine's state changes: taken out for the run.
+        let ops = std::mem::take(&mut self.ops);
+        let r = match self.o.scheduler {
+            Scheduler::RoundRobin => self.run_with::<false>(&ops, d),
+            Scheduler::LockAware => self.run_with::<true>(&ops, d),
+        };
+        self.ops = ops;
+        r
+    }
+
+    /// [`Engine::run`] with the scheduler fixed at compile time (`LA`: lock-aware).
+    fn run_with<const LA: bool>(&mut self, ops: &[DOp], d: Drive) -> Result<RunReport, String> {
         let cores = self.o.cores as usize;
         let tpc = self.o.threads_per_core as usize;
         self.saturate = d.interarrival_cycles.is_none();
@@ -681,10 +750,13 @@ impl<'a> Engine<'a> {
             Some(_) => 0,
             None => u64::MAX,
         };
+        let paced = d.interarrival_cycles.is_some();
         let mut c: u64 = 0;
         let mut rot = 0usize;
+        let mut cancel_epoch = u64::MAX;
         while c < d.cycles {
-            if c & 0x3fff == 0 {
+            if c >> 14 != cancel_epoch {
+                cancel_epoch = c >> 14;
                 pktflow_model::cancel::check().map_err(|e| e.to_string())?;
             }
             if let Some(ia) = d.interarrival_cycles {
@@ -702,49 +774,64 @@ impl<'a> Engine<'a> {
                         return Ok(self.finish());
                     }
                 }
+            }
+            // A block of cycles with no arrival after its first and no sample of the active
+            // contexts before its last (cycles that are multiples of 256 are sampled).
+            let sample_at = (c + 0xff) & !0xff;
+            let e = d.cycles.min(sample_at + 1).min(next_arrival.max(c + 1));
+            let mut cc = c;
+            let mut idle = false;
+            while cc < e {
                 // Fast-forward: every thread idle and nothing queued: the cores only poll
                 // until the next arrival.
-                if next_arrival > c + 1 && self.idle() {
-                    if next_arrival == u64::MAX {
-                        // Drained: nothing more will happen.
-                        self.rep.breakdown.no_packet += (d.cycles - c) * cores as u64;
-                        break;
-                    }
-                    let until = next_arrival.min(d.cycles);
-                    let gap = until - c;
-                    self.rep.breakdown.no_packet += gap * cores as u64;
-                    for core in &mut self.cores {
-                        core.rr = ((core.rr as u64 + gap) % tpc as u64) as u32;
-                    }
-                    rot = ((rot as u64 + gap) % cores as u64) as usize;
-                    c = until;
-                    continue;
+                if paced && next_arrival > cc + 1 && self.idle() {
+                    idle = true;
+                    break;
                 }
-            }
-            // The core served first rotates every cycle (fair access to shared resources).
-            let start = rot;
-            rot += 1;
-            if rot == cores {
-                rot = 0;
-            }
-            for k in 0..cores {
-                let core = if start + k >= cores {
-                    start + k - cores
+                if cores == 1 {
+                    let cat = self.issue::<LA>(ops, 0, cc);
+                    self.cats[cat as usize] += 1;
                 } else {
-                    start + k
-                };
-                let cat = self.issue(core, c)?;
-                let b = &mut self.rep.breakdown;
-                match cat {
-                    Cat::Busy => b.busy += 1,
-                    Cat::NoPacket => b.no_packet += 1,
-                    Cat::Locked => b.locked += 1,
-                    Cat::Squashed => b.squashed += 1,
-                    Cat::Hazard => b.hazard_bubble += 1,
-                    Cat::Other => b.other += 1,
+                    // The core served first rotates every cycle (fair access to shared
+                    // resources).
+                    let start = rot;
+                    rot += 1;
+                    if rot == cores {
+                        rot = 0;
+                    }
+                    for k in 0..cores {
+                        let core = if start + k >= cores {
+                            start + k - cores
+                        } else {
+                            start + k
+                        };
+                        let cat = self.issue::<LA>(ops, core, cc);
+                        self.cats[cat as usize] += 1;
+                    }
                 }
+                cc += 1;
             }
-            if c & 0xff == 0 {
+            if let Some(e) = self.fault.take() {
+                return Err(e);
+            }
+            if idle {
+                c = cc;
+                if next_arrival == u64::MAX {
+                    // Drained: nothing more will happen.
+                    self.cats[Cat::NoPacket as usize] += (d.cycles - c) * cores as u64;
+                    break;
+                }
+                let until = next_arrival.min(d.cycles);
+                let gap = until - c;
+                self.cats[Cat::NoPacket as usize] += gap * cores as u64;
+                for core in &mut self.cores {
+                    core.rr = ((core.rr as u64 + gap) % tpc as u64) as u32;
+                }
+                rot = ((rot as u64 + gap) % cores as u64) as usize;
+                c = until;
+                continue;
+            }
+            if (e - 1) & 0xff == 0 {
                 self.active_sum += self
                     .threads
                     .iter()
@@ -754,7 +841,7 @@ impl<'a> Engine<'a> {
                     self.slow_busy_sum += 1;
                 }
             }
-            c += 1;
+            c = e;
         }
         self.rep.cycles = d.cycles;
         Ok(self.finish())
@@ -775,6 +862,14 @@ impl<'a> Engine<'a> {
 
     fn finish(&mut self) -> RunReport {
         let mut r = std::mem::take(&mut self.rep);
+        let k = std::mem::take(&mut self.cats);
+        let b = &mut r.breakdown;
+        b.busy += k[Cat::Busy as usize];
+        b.no_packet += k[Cat::NoPacket as usize];
+        b.locked += k[Cat::Locked as usize];
+        b.squashed += k[Cat::Squashed as usize];
+        b.hazard_bubble += k[Cat::Hazard as usize];
+        b.other += k[Cat::Other as usize];
         r.instructions = r.breakdown.busy;
         if r.completed > 0 {
             let m = self.lat_sum / r.completed as f64;
@@ -856,10 +951,7 @@ impl<'a> Engine<'a> {
             }
         };
         let (start, end) = match &self.stages {
-            None => {
-                let pk: PacketProg = self.w.packets[p as usize];
-                (pk.start, pk.end)
-            }
+            None => self.prog[p as usize],
             Some(s) => {
                 let b = p as usize * (s.stages as usize + 1) + stage as usize;
                 (s.cuts[b], s.cuts[b + 1])
@@ -964,27 +1056,28 @@ impl<'a> Engine<'a> {
     }
 
     /// One issue slot of `core` at cycle `c`.
-    fn issue(&mut self, core: usize, c: u64) -> Result<Cat, String> {
+    #[inline(always)]
+    fn issue<const LA: bool>(&mut self, ops: &[DOp], core: usize, c: u64) -> Cat {
         let tpc = self.o.threads_per_core as usize;
         let base = core * tpc;
-        let g = match self.o.scheduler {
-            Scheduler::RoundRobin => {
+        let g = match LA {
+            false => {
                 let i = self.cores[core].rr as usize;
                 self.cores[core].rr = if i + 1 == tpc { 0 } else { i as u32 + 1 };
                 let g = base + i;
                 let t = &self.threads[g];
                 if t.awaiting_restart {
-                    return Ok(Cat::Locked);
+                    return Cat::Locked;
                 }
                 if t.load_wait && t.load_done_at > c {
-                    return Ok(Cat::Other);
+                    return Cat::Other;
                 }
                 if t.ready_at > c {
-                    return Ok(Cat::Hazard);
+                    return Cat::Hazard;
                 }
                 g
             }
-            Scheduler::LockAware => {
+            true => {
                 let r = self.cores[core].rr as usize;
                 let mut pick = None;
                 for k in 0..tpc {
@@ -1003,7 +1096,7 @@ impl<'a> Engine<'a> {
                     }
                     None => {
                         let ts = &self.threads[base..base + tpc];
-                        return Ok(if ts.iter().any(|t| t.ready_at > c && !t.blocked) {
+                        return if ts.iter().any(|t| t.ready_at > c && !t.blocked) {
                             Cat::Hazard
                         } else if ts.iter().any(|t| t.load_wait) {
                             Cat::Other
@@ -1011,7 +1104,7 @@ impl<'a> Engine<'a> {
                             Cat::Locked
                         } else {
                             Cat::NoPacket
-                        });
+                        };
                     }
                 }
             }
@@ -1025,19 +1118,21 @@ impl<'a> Engine<'a> {
                     t.tx_instr += 1;
                 }
                 self.hazard(g, c);
-                return Ok(Cat::Busy);
+                return Cat::Busy;
             }
         }
-        let cat = self.exec(core, g, c)?;
+        let cat = self.exec(ops, core, g, c);
         if matches!(cat, Cat::Busy | Cat::NoPacket) {
             self.hazard(g, c);
         }
-        Ok(cat)
+        cat
     }
 
+    /// The address a decoded access refers to (stack offsets are already within the stack).
+    #[inline]
     fn phys(&self, g: usize, addr: u32, class: Class) -> u32 {
         match class {
-            Class::Stack => self.stack_base[g].wrapping_add(addr % STACK_BYTES),
+            Class::Stack => self.stack_base[g].wrapping_add(addr),
             _ => addr,
         }
     }
@@ -1060,20 +1155,20 @@ impl<'a> Engine<'a> {
         Some(done)
     }
 
-    #[inline]
-    fn exec(&mut self, core: usize, g: usize, c: u64) -> Result<Cat, String> {
+    #[inline(always)]
+    fn exec(&mut self, ops: &[DOp], core: usize, g: usize, c: u64) -> Cat {
         if !self.threads[g].has_work {
             let sat = self.saturate;
-            return Ok(if self.take(g, c, sat) {
+            return if self.take(g, c, sat) {
                 Cat::Busy
             } else {
                 Cat::NoPacket
-            });
+            };
         }
         let pc = self.threads[g].pc;
-        let op = self.w.ops[pc as usize];
+        let op = ops[pc as usize];
         let cat = match op {
-            Op::Compute(n) => {
+            DOp::Compute(n) => {
                 let t = &mut self.threads[g];
                 if t.compute_left == 0 {
                     t.compute_left = n;
@@ -1084,27 +1179,32 @@ impl<'a> Engine<'a> {
                 }
                 Cat::Busy
             }
-            Op::Load { addr, class } | Op::Store { addr, class } => {
-                let write = matches!(op, Op::Store { .. });
-                match class {
-                    Class::Packet | Class::Output => {
-                        self.threads[g].pc += 1;
-                        Cat::Busy
-                    }
-                    Class::LockWord if self.threads[g].tx_depth > 0 && self.threads[g].tx_real => {
-                        // The lock call is this transaction's boundary (NetTM's programs have
-                        // no lock word): one instruction, no memory reference, not in the
-                        // read/write sets nor the undo log.
-                        self.threads[g].pc += 1;
-                        Cat::Busy
-                    }
-                    Class::Stack | Class::Shared | Class::LockWord => {
-                        self.mem(core, g, c, addr, class, write)?
-                    }
+            DOp::Mem { addr, class, write } => {
+                if class == Class::LockWord
+                    && self.threads[g].tx_depth > 0
+                    && self.threads[g].tx_real
+                {
+                    // The lock call is this transaction's boundary (NetTM's programs have
+                    // no lock word): one instruction, no memory reference, not in the
+                    // read/write sets nor the undo log.
+                    self.threads[g].pc += 1;
+                    Cat::Busy
+                } else if self.plain {
+                    self.mem_plain(core, g, c, addr, class, write)
+                } else {
+                    self.mem(core, g, c, addr, class, write)
                 }
             }
-            Op::Lock(id) => self.lock(g, id)?,
-            Op::Unlock(id) => self.unlock(g, id),
+            DOp::Lock { mutex, tx } => {
+                let o = self.owner[mutex as usize];
+                if !tx && o != NONE && o != g as u32 && self.threads[g].tx_depth == 0 {
+                    // Held by another thread (a spinning thread's usual case): a failure.
+                    self.fail_lock(g)
+                } else {
+                    self.lock(g, mutex as usize, tx)
+                }
+            }
+            DOp::Unlock { mutex, tx } => self.unlock(g, mutex as usize, tx),
         };
         if cat == Cat::Busy {
             let t = &mut self.threads[g];
@@ -1116,10 +1216,13 @@ impl<'a> Engine<'a> {
                 self.done_work(g, c, sat);
             }
         }
-        Ok(cat)
+        cat
     }
 
-    fn mem(
+    /// [`Engine::mem`] without conflict detection and value tracking (nothing tracked, nothing
+    /// logged): the same outcome in fewer steps.
+    #[inline]
+    fn mem_plain(
         &mut self,
         core: usize,
         g: usize,
@@ -1127,13 +1230,65 @@ impl<'a> Engine<'a> {
         addr: u32,
         class: Class,
         write: bool,
-    ) -> Result<Cat, String> {
+    ) -> Cat {
         let a = self.phys(g, addr, class);
         if c < self.cache_locked_until {
-            return Ok(Cat::Other);
+            return Cat::Other;
         }
         if self.cache_busy_cycle == c && self.cache_busy_owner != g as u32 {
-            return Ok(Cat::Squashed);
+            return Cat::Squashed;
+        }
+        let line = a >> self.line_shift;
+        let idx = (line & self.line_mask) as usize;
+        let hit = self.cache[idx] == line;
+        let t = &self.threads[g];
+        let replay_done = t.load_wait && t.load_done_at <= c;
+        if !write {
+            if !hit && !replay_done {
+                if self.cores[core].miss_until > c {
+                    return Cat::Other;
+                }
+                let Some(done) = self.mem_request(c) else {
+                    return Cat::Other;
+                };
+                self.rep.cache_misses += 1;
+                self.cores[core].miss_until = done;
+                let t = &mut self.threads[g];
+                t.load_wait = true;
+                t.load_done_at = done;
+                return Cat::Other;
+            }
+            if replay_done {
+                // The replayed access gets the saved data even if the line left meanwhile.
+                self.cache[idx] = line;
+            } else {
+                self.rep.cache_hits += 1;
+            }
+        } else if !hit {
+            // Store miss: into the memory queue, no allocation.
+            if self.mem_request(c).is_none() {
+                return Cat::Other;
+            }
+            self.rep.cache_misses += 1;
+        } else {
+            self.rep.cache_hits += 1;
+            self.cache_busy_cycle = c + 1;
+            self.cache_busy_owner = g as u32;
+        }
+        let t = &mut self.threads[g];
+        t.load_wait = false;
+        t.conflict_checked = false;
+        t.pc += 1;
+        Cat::Busy
+    }
+
+    fn mem(&mut self, core: usize, g: usize, c: u64, addr: u32, class: Class, write: bool) -> Cat {
+        let a = self.phys(g, addr, class);
+        if c < self.cache_locked_until {
+            return Cat::Other;
+        }
+        if self.cache_busy_cycle == c && self.cache_busy_owner != g as u32 {
+            return Cat::Squashed;
         }
         let tracked = class == Class::Shared
             && self.threads[g].tx_depth > 0
@@ -1150,7 +1305,7 @@ impl<'a> Engine<'a> {
             let chk = self.table.as_mut().unwrap().access(g as u32, a, write);
             if let Check::Conflict { .. } = chk {
                 self.abort(g, c, a);
-                return Ok(Cat::Busy);
+                return Cat::Busy;
             }
             self.threads[g].conflict_checked = true;
         }
@@ -1163,17 +1318,17 @@ impl<'a> Engine<'a> {
             // Loads, and transactional stores (the old value must be read to be logged).
             if !hit && !replay_done {
                 if self.cores[core].miss_until > c {
-                    return Ok(Cat::Other);
+                    return Cat::Other;
                 }
                 let Some(done) = self.mem_request(c) else {
-                    return Ok(Cat::Other);
+                    return Cat::Other;
                 };
                 self.rep.cache_misses += 1;
                 self.cores[core].miss_until = done;
                 let t = &mut self.threads[g];
                 t.load_wait = true;
                 t.load_done_at = done;
-                return Ok(Cat::Other);
+                return Cat::Other;
             }
             if replay_done {
                 // The replayed access gets the saved data even if the line left meanwhile.
@@ -1184,7 +1339,7 @@ impl<'a> Engine<'a> {
         } else if !hit {
             // Non-transactional store miss: into the memory queue, no allocation.
             if self.mem_request(c).is_none() {
-                return Ok(Cat::Other);
+                return Cat::Other;
             }
             self.rep.cache_misses += 1;
         } else {
@@ -1231,7 +1386,7 @@ impl<'a> Engine<'a> {
         t.load_wait = false;
         t.conflict_checked = false;
         t.pc += 1;
-        Ok(Cat::Busy)
+        Cat::Busy
     }
 
     /// Undo-log overflow (unsupported in NetTM; the thesis suggests aborting the others): every
@@ -1304,14 +1459,14 @@ impl<'a> Engine<'a> {
         Cat::Locked
     }
 
-    fn lock(&mut self, g: usize, id: u32) -> Result<Cat, String> {
-        let is_tx = self.table.is_some() && self.tx_lock.get(id as usize).copied().unwrap_or(true);
+    /// The lock op at the thread's pc (on mutex `m`; a transaction's start when `is_tx`).
+    fn lock(&mut self, g: usize, m: usize, is_tx: bool) -> Cat {
         if is_tx {
             let t = &self.threads[g];
             if t.tx_depth == 0 {
                 if t.locks_held == 0 {
                     if self.serial_owner != NONE && self.serial_owner != g as u32 {
-                        return Ok(self.fail_lock(g));
+                        return self.fail_lock(g);
                     }
                     self.table.as_mut().unwrap().begin(g as u32);
                     self.active_tx += 1;
@@ -1328,28 +1483,31 @@ impl<'a> Engine<'a> {
             let t = &mut self.threads[g];
             t.tx_depth += 1;
             t.pc += 1;
-            return Ok(Cat::Busy);
+            return Cat::Busy;
         }
         if self.threads[g].tx_depth > 0 && self.threads[g].tx_real {
-            return Err(format!(
+            let Op::Lock(id) = self.w.ops[self.orig[self.threads[g].pc as usize] as usize] else {
+                unreachable!("a decoded lock op decodes a lock")
+            };
+            self.fault = Some(format!(
                 "lock {id} taken inside a transaction: a lock inside a transaction is not supported by NetTM (make lock {id} transactional or take it outside)"
             ));
+            return Cat::Locked;
         }
-        let m = self.mutex(id);
         if self.owner[m] == NONE || self.owner[m] == g as u32 {
             self.owner[m] = g as u32;
             self.held[m] += 1;
             let t = &mut self.threads[g];
             t.locks_held += 1;
             t.pc += 1;
-            Ok(Cat::Busy)
+            Cat::Busy
         } else {
-            Ok(self.fail_lock(g))
+            self.fail_lock(g)
         }
     }
 
-    fn unlock(&mut self, g: usize, id: u32) -> Cat {
-        let is_tx = self.table.is_some() && self.tx_lock.get(id as usize).copied().unwrap_or(true);
+    /// Unlock (mutex `m`; a transaction's end when `is_tx`).
+    fn unlock(&mut self, g: usize, m: usize, is_tx: bool) -> Cat {
         if is_tx {
             let t = &mut self.threads[g];
             t.pc += 1;
@@ -1382,7 +1540,6 @@ impl<'a> Engine<'a> {
             }
             return Cat::Busy;
         }
-        let m = self.mutex(id);
         if self.owner[m] == g as u32 {
             self.held[m] -= 1;
             if self.held[m] == 0 {
@@ -1394,6 +1551,103 @@ impl<'a> Engine<'a> {
         self.threads[g].pc += 1;
         Cat::Busy
     }
+}
+
+/// `w.ops` as the engine executes them ([`DOp`]): lock ids past `mutex_of` fold onto the
+/// `mutexes` and are transactional under `tm`; consecutive computations (packet and output
+/// accesses included) are merged unless an op index the engine starts or ends work at lies
+/// between them (a packet's start or end, a pipeline cut, a slow-path run's bounds), which
+/// issues the same instructions in the same slots. The cuts and runs are rewritten to index
+/// the decoded ops; returns (decoded ops, index of each one's first op in `w.ops`, each
+/// packet's (start, end) in the decoded ops).
+fn decode(
+    w: &Workload,
+    mutex_of: &[u32],
+    mutexes: u32,
+    tx_lock: &[bool],
+    tm: bool,
+    stages: Option<&mut Stages>,
+    segs: Option<&mut Segs>,
+) -> (Vec<DOp>, Vec<u32>, Vec<(u32, u32)>) {
+    let mutex = |id: u32| match mutex_of.get(id as usize) {
+        Some(&m) => m,
+        None => id % mutexes,
+    };
+    let tx = |id: u32| tm && tx_lock.get(id as usize).copied().unwrap_or(true);
+    let n = w.ops.len();
+    let mut boundary = vec![false; n + 1];
+    for p in &w.packets {
+        boundary[p.start as usize] = true;
+        boundary[p.end as usize] = true;
+    }
+    if let Some(s) = &stages {
+        for &x in &s.cuts {
+            boundary[x as usize] = true;
+        }
+    }
+    if let Some(s) = &segs {
+        for &(lo, hi, _) in &s.list {
+            boundary[lo as usize] = true;
+            boundary[hi as usize] = true;
+        }
+    }
+    let mut ops: Vec<DOp> = Vec::with_capacity(n);
+    let mut orig: Vec<u32> = Vec::with_capacity(n);
+    let mut at = vec![0u32; n + 1];
+    for (i, &op) in w.ops.iter().enumerate() {
+        at[i] = ops.len() as u32;
+        let d = match op {
+            Op::Compute(k) => DOp::Compute(k),
+            Op::Load { addr, class } | Op::Store { addr, class } => {
+                let write = matches!(op, Op::Store { .. });
+                match class {
+                    Class::Packet | Class::Output => DOp::Compute(1),
+                    Class::Stack => DOp::Mem {
+                        addr: addr % STACK_BYTES,
+                        class,
+                        write,
+                    },
+                    Class::Shared | Class::LockWord => DOp::Mem { addr, class, write },
+                }
+            }
+            Op::Lock(id) => DOp::Lock {
+                mutex: mutex(id),
+                tx: tx(id),
+            },
+            Op::Unlock(id) => DOp::Unlock {
+                mutex: mutex(id),
+                tx: tx(id),
+            },
+        };
+        if let (DOp::Compute(k), Some(DOp::Compute(m))) = (d, ops.last_mut()) {
+            if !boundary[i] && k > 0 && *m > 0 {
+                if let Some(sum) = m.checked_add(k) {
+                    *m = sum;
+                    continue;
+                }
+            }
+        }
+        ops.push(d);
+        orig.push(i as u32);
+    }
+    at[n] = ops.len() as u32;
+    if let Some(s) = stages {
+        for x in &mut s.cuts {
+            *x = at[*x as usize];
+        }
+    }
+    if let Some(s) = segs {
+        for r in &mut s.list {
+            r.0 = at[r.0 as usize];
+            r.1 = at[r.1 as usize];
+        }
+    }
+    let prog = w
+        .packets
+        .iter()
+        .map(|p| (at[p.start as usize], at[p.end as usize]))
+        .collect();
+    (ops, orig, prog)
 }
 
 /// Cut every packet's program into `stages` contiguous parts of about equal instructions,

@@ -355,7 +355,7 @@ impl TraceCompiler {
                         // that different objects' first words do not share the low address
                         // bits a direct-mapped cache or a bit-selection signature uses.
                         let stagger = ((r - (HEAP_BASE >> 20)) as u64) * 37;
-                        let word = ((a.key + stagger) % (REGION_BYTES as u64 / 4)) as u32;
+                        let word = (a.key.wrapping_add(stagger) % (REGION_BYTES as u64 / 4)) as u32;
                         (class, (r << 20) | (word * 4))
                     }
                 };
