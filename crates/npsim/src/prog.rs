@@ -90,11 +90,24 @@ pub fn critical_sections(
     for m in members.iter_mut() {
         m.clear();
     }
+    // A linear search of `spans` per access is quadratic in the locations a visit touches
+    // (UDHCP's lease scan touches about 8,000): above a few hundred accesses, index them.
+    let mut index: Option<HashMap<Loc, usize>> = (accesses.len() > 256).then(HashMap::new);
     for (i, a) in accesses.iter().enumerate() {
         let Some(l) = loc(a) else { continue };
         let i = i as u32;
-        match spans.iter_mut().find(|s| s.0 == l) {
-            Some(s) => s.2 = i,
+        let found = match &mut index {
+            Some(ix) => match ix.entry(l) {
+                std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(spans.len());
+                    None
+                }
+            },
+            None => spans.iter().position(|s| s.0 == l),
+        };
+        match found {
+            Some(k) => spans[k].2 = i,
             None => spans.push((l, i, i)),
         }
     }
@@ -385,6 +398,36 @@ mod tests {
         c[2].key = 5;
         critical_sections(&c, loc, &mut s, &mut out, &mut m);
         assert_eq!(out, vec![(0, 0), (1, 2)]);
+    }
+
+    #[test]
+    fn long_visits_index_their_locations_and_give_the_same_sections() {
+        use AccessKind::*;
+        use MemType::*;
+        // 900 accesses (above the indexing threshold): a scan of 300 locations touched once
+        // each, then 3 short sections on objects of their own, each location read then written.
+        let mut a: Vec<MemAccess> = (0..300)
+            .map(|i| acc(DynamicState, Read, i, 1000 + i))
+            .collect();
+        for k in 0..3u32 {
+            for j in 0..100u32 {
+                let kind = if j % 2 == 0 { Read } else { Write };
+                a.push(acc(DynamicState, kind, 300 + 100 * k + j, 10 + k));
+            }
+        }
+        a.extend((0..300).map(|i| acc(PacketData, Read, 700 + i, 0)));
+        let loc = |x: &MemAccess| (x.mem == DynamicState).then_some((x.object, x.key));
+        let (mut s, mut out, mut m) = (Vec::new(), Vec::new(), Vec::new());
+        critical_sections(&a, loc, &mut s, &mut out, &mut m);
+        // Each scanned location is a section of one access; each object's 100 accesses one.
+        assert_eq!(out.len(), 303);
+        assert_eq!(out[299], (299, 299));
+        assert_eq!(out[300..], [(300, 399), (400, 499), (500, 599)]);
+        assert_eq!(m[301], vec![(11, 0)]);
+        // The same accesses in pieces below the threshold give the same sections.
+        let (mut s2, mut out2, mut m2) = (Vec::new(), Vec::new(), Vec::new());
+        critical_sections(&a[300..500], loc, &mut s2, &mut out2, &mut m2);
+        assert_eq!(out2, vec![(0, 99), (100, 199)]);
     }
 
     #[test]

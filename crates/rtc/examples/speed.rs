@@ -1,6 +1,7 @@
 //! Engine speed in simulated instructions per second, and the wall time of one maximum-rate
 //! search. Run with `cargo run --release -p pktflow-rtc --example speed -- [APP] [WINDOW_SECONDS]
-//! [CYCLES]`: CYCLES (default 50 M) per speed run; a window of 0 skips the search (for
+//! [CYCLES] [PACKETS]`: CYCLES (default 50 M) per speed run, PACKETS (default 2,000) in the
+//! workload, whose load time is printed; a window of 0 skips the search (for
 //! `valgrind --tool=callgrind` on short runs).
 use pktflow_rtc::api::{rtc, Criterion, RtcRequest, SearchSpec, WorkloadSpec};
 use pktflow_rtc::engine::{Drive, Engine, Scheduler};
@@ -28,12 +29,18 @@ fn main() {
         .get(3)
         .and_then(|s| s.parse().ok())
         .unwrap_or(50_000_000);
+    let packets: u32 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let t_load = Instant::now();
     let spec = WorkloadSpec {
         app: app.clone(),
-        packets: 2000,
+        packets,
         ..Default::default()
     };
     let loaded = spec.load(0).expect("workload");
+    println!(
+        "{app}: {packets} packets loaded in {:.2} s",
+        t_load.elapsed().as_secs_f64()
+    );
     let req = RtcRequest {
         workload: spec.clone(),
         ..Default::default()
