@@ -13,14 +13,15 @@ use std::cell::Cell;
 use std::mem::MaybeUninit;
 use sync::{Arc, AtomicBool, AtomicUsize, Ordering, SlotCell};
 
-/// The synchronization the ring uses: std's, or loom's when model checking.
-mod sync {
+/// The synchronization the ring (and the executor's in-flight count, `crate::staged`) uses:
+/// std's, or loom's when model checking.
+pub(crate) mod sync {
     #[cfg(loom)]
-    pub use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    pub use loom::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
     #[cfg(loom)]
     pub use loom::sync::Arc;
     #[cfg(not(loom))]
-    pub use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    pub use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
     #[cfg(not(loom))]
     pub use std::sync::Arc;
 
