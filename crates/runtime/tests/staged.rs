@@ -135,7 +135,13 @@ fn router_pipeline_one_hot_flow_in_order() {
     let trace = dir.join("in.pcap");
     let pkts = synthetic("router", 200, 11);
     let hot = common::numbered_hot_flow(&pkts, 3000);
+    // Warm ARP caches: cold, the neighbour's reply returns through the rings while the hot
+    // flow's packets pile up in the ARPQuerier, and their release at once can overflow a Queue.
     write_trace(&trace, &hot);
+    let mut warm = arp_warm_up("hot", "router", &trace, json!({}));
+    assert!(!warm.is_empty());
+    warm.extend(hot.iter().cloned());
+    write_trace(&trace, &warm);
     let (o1, o3) = (tmp("hot-1"), tmp("hot-3"));
     go("router", &trace, &o1, 1, json!({}));
     go("router", &trace, &o3, 3, json!({"model": "pipeline"}));
@@ -156,8 +162,9 @@ fn router_pipeline_one_hot_flow_in_order() {
 /// trace's first timestamp: put before the trace, they warm the ARP queriers' caches as a
 /// gateway's cache is warm when the measured traffic starts (ARPQuerier learns from unsolicited
 /// replies, as Click's does).
-fn arp_warm_up(app: &str, trace: &Path, extra: Value) -> Vec<TracePacket> {
-    let cold = tmp(&format!("{app}-cold"));
+/// `tag` names the test's folder for that run.
+fn arp_warm_up(tag: &str, app: &str, trace: &Path, extra: Value) -> Vec<TracePacket> {
+    let cold = tmp(&format!("{tag}-cold"));
     go(app, trace, &cold, 1, extra);
     let first_ts = PcapReader::open(trace)
         .unwrap()
@@ -223,7 +230,7 @@ fn nat_pipeline_with_replies() {
     let pkts = synthetic("nat", 2000, 5);
     write_trace(&cold, &pkts);
     // Warm for the far ends' replies too (they make inbound traffic to the inside hosts).
-    let mut warm = arp_warm_up("nat", &cold, json!({}));
+    let mut warm = arp_warm_up("nat", "nat", &cold, json!({}));
     assert!(warm.len() > 10, "{} neighbours", warm.len());
     let n_warm = warm.len() as u64;
     warm.extend(pkts);
@@ -404,7 +411,7 @@ fn hybrid_from_tools(app: &str, mappings: Vec<(&str, String)>) {
     write_trace(&trace, &synthetic(app, 2000, 4));
     let extra = json!({"reply_every": 0});
     let o1 = tmp(&format!("tools-{app}-1"));
-    go(app, &trace, &o1, 1, extra.clone());
+    let r1 = go(app, &trace, &o1, 1, extra.clone());
     let f1 = per_flow(&o1);
     assert!(f1.len() > 20, "{} flows", f1.len());
     for (name, text) in mappings {
@@ -433,7 +440,18 @@ fn hybrid_from_tools(app: &str, mappings: Vec<(&str, String)>) {
             // Replicas of a rewriter share its table but draw ports from their own generators.
             assert!(
                 nat_masked(&f1) == nat_masked(&f),
-                "{app} hybrid from {name}"
+                "{app} hybrid from {name}: balance {} against {} on one thread; element drops {:?}",
+                r["balance"],
+                r1["balance"],
+                r["element_stats_per_thread"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .flat_map(|t| t.as_object().unwrap().iter())
+                    .filter(|(_, v)| v["drops"].as_u64().unwrap_or(0) > 0
+                        || v["mapping_failures"].as_u64().unwrap_or(0) > 0)
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect::<Vec<_>>()
             );
         } else {
             same_flows(&f1, &f, &format!("{app} hybrid from {name}"));
