@@ -21,15 +21,23 @@
 //! eventually taken. Memory stays bounded because the I/O thread, the only producer of new work,
 //! stops reading while more than `threads x ring_slots x batch` packets are in flight.
 //!
-//! Termination: `in_flight` counts packets handed over and not yet processed. The producer adds
-//! a batch's packets before it becomes visible; a worker, after processing a batch, adds in one
-//! atomic step what it handed on minus what it took. So the count is zero only when nothing is
-//! in a ring, an overflow list or a batch being filled; once the I/O thread has finished and the
-//! count is zero, the workers stop.
+//! Termination ([`InFlight`]): a count of packets handed over and not yet processed. Every
+//! packet is counted before it becomes visible to another thread: the I/O thread adds a batch
+//! before pushing it; a worker adds what it has handed on so far before a batch of it can enter
+//! a ring (when the batch is sealed), and after processing a batch adds in one atomic step the
+//! rest of what it handed on minus what it took. A packet taken is thus subtracted only after
+//! everything it caused is counted, so the count is zero only when nothing is in a ring, an
+//! overflow list, a batch being filled or being processed; once the I/O thread has finished and
+//! the count is zero, the workers stop. (Adding a worker's hand-overs only after its batch
+//! would let the receiver subtract them first: a batch that causes more packets than it holds
+//! could bring the count to zero while some of them are not yet pushed, and the receiver
+//! would stop before they arrive; the `loom` test `loom_no_stop_before_the_last_packet`
+//! checks the rule.)
 use crate::api::{pin_to, thread_cpu_seconds, Io, Request};
 use crate::driver::Driver;
 use crate::engine::{Balance, Fast};
 use crate::mapping::Placement;
+use crate::ring::sync;
 use crate::ring::{self, Consumer, Producer};
 use pktflow_elements_fast::conf::Shared;
 use pktflow_profile::app::{format_diagnostics, App};
@@ -37,7 +45,7 @@ use pktflow_traffic::{Packet, TracePacket};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -144,10 +152,53 @@ pub struct StageReport {
     pub outputs: Vec<(usize, u64, u64)>,
 }
 
+/// Packets handed over and not yet processed, and whether the I/O thread has finished: the
+/// workers' stop rule (module documentation, "Termination").
+pub(crate) struct InFlight {
+    n: sync::AtomicI64,
+    io_done: sync::AtomicBool,
+}
+
+impl InFlight {
+    pub(crate) fn new() -> Self {
+        InFlight {
+            n: sync::AtomicI64::new(0),
+            io_done: sync::AtomicBool::new(false),
+        }
+    }
+
+    /// `n` packets are about to become visible to another thread (call before the push).
+    #[inline]
+    pub(crate) fn add(&self, n: i64) {
+        if n != 0 {
+            self.n.fetch_add(n, sync::Ordering::SeqCst);
+        }
+    }
+
+    /// A worker processed a batch of `took` packets; `pending` of the packets it handed on
+    /// since its last count are not counted yet.
+    #[inline]
+    pub(crate) fn settle(&self, pending: i64, took: i64) {
+        self.n.fetch_add(pending - took, sync::Ordering::SeqCst);
+    }
+
+    pub(crate) fn count(&self) -> i64 {
+        self.n.load(sync::Ordering::SeqCst)
+    }
+
+    pub(crate) fn io_finished(&self) {
+        self.io_done.store(true, sync::Ordering::SeqCst);
+    }
+
+    /// A worker with nothing of its own left may stop.
+    pub(crate) fn may_stop(&self) -> bool {
+        self.io_done.load(sync::Ordering::SeqCst) && self.n.load(sync::Ordering::SeqCst) == 0
+    }
+}
+
 /// Shared flags of a run.
 struct Flags {
-    in_flight: AtomicI64,
-    io_done: AtomicBool,
+    work: InFlight,
     abort: AtomicBool,
     error: Mutex<Option<String>>,
 }
@@ -254,8 +305,7 @@ pub fn run_staged(
         }
     }
     let flags = Flags {
-        in_flight: AtomicI64::new(0),
-        io_done: AtomicBool::new(false),
+        work: InFlight::new(),
         abort: AtomicBool::new(false),
         error: Mutex::new(None),
     };
@@ -289,14 +339,14 @@ pub fn run_staged(
             let mut count = 0u64;
             let mut push = |k: usize, b: Batch, fw: &mut Vec<u64>| -> Result<(), String> {
                 let mut w = 0;
-                while flags.in_flight.load(Ordering::SeqCst) > limit {
+                while flags.work.count() > limit {
                     if flags.abort.load(Ordering::SeqCst) {
                         return Err("a worker failed".into());
                     }
                     w += 1;
                     ring::backoff(w);
                 }
-                flags.in_flight.fetch_add(b.len() as i64, Ordering::SeqCst);
+                flags.work.add(b.len() as i64);
                 let p = io_prods[k].as_mut().expect("ring to a source thread");
                 let mut b = b;
                 let mut w = 0;
@@ -348,7 +398,7 @@ pub fn run_staged(
         if let Err(e) = io {
             flags.fail(e);
         }
-        flags.io_done.store(true, Ordering::SeqCst);
+        flags.work.io_finished();
         drop(io_prods);
         let reports: Vec<Result<StageReport, String>> = handles
             .into_iter()
@@ -443,10 +493,19 @@ fn worker(
     let mut idle = 0u64;
     let mut taken = 0u64;
     // Send an item to thread `to`; returns false when there is no ring (a placement bug).
-    let send = |item: Item, to: usize, outs: &mut Vec<Outbox>, pool: &mut Vec<Batch>| {
+    // Items handed on and not yet counted in `flags.work` (counted before a batch can enter a
+    // ring, and when the batch being processed is settled).
+    let mut pending = 0i64;
+    let send = |item: Item,
+                to: usize,
+                outs: &mut Vec<Outbox>,
+                pool: &mut Vec<Batch>,
+                pending: &mut i64| {
         let o = &mut outs[out_of[next_hop(k, to)]];
         o.cur.push((to, item));
+        *pending += 1;
         if o.cur.len() >= batch {
+            flags.work.add(std::mem::take(pending));
             o.seal(batch, pool);
             o.pump();
         }
@@ -465,12 +524,10 @@ fn worker(
             input.pops += 1;
             let took = b.len() as i64;
             taken += b.len() as u64;
-            let mut added = 0i64;
             for (dest, item) in b.drain(..) {
                 if dest != k {
                     // Passing through on its way forward.
-                    send(item, dest, &mut outs, &mut pool);
-                    added += 1;
+                    send(item, dest, &mut outs, &mut pool, &mut pending);
                     continue;
                 }
                 // This item and what it causes here (replicas chosen on this thread) in order.
@@ -504,8 +561,7 @@ fn worker(
                         if dest == k {
                             work.push_back(item);
                         } else {
-                            send(item, dest, &mut outs, &mut pool);
-                            added += 1;
+                            send(item, dest, &mut outs, &mut pool, &mut pending);
                         }
                     }
                     while let Some(tp) = d.take_pending() {
@@ -522,13 +578,13 @@ fn worker(
                         if dest == k {
                             work.push_back(item);
                         } else {
-                            send(item, dest, &mut outs, &mut pool);
-                            added += 1;
+                            send(item, dest, &mut outs, &mut pool, &mut pending);
                         }
                     }
                 }
             }
-            flags.in_flight.fetch_add(added - took, Ordering::SeqCst);
+            flags.work.settle(pending, took);
+            pending = 0;
             if pool.len() < 64 {
                 pool.push(b);
             }
@@ -546,10 +602,7 @@ fn worker(
             idle = 0;
             continue;
         }
-        if all_idle
-            && flags.io_done.load(Ordering::SeqCst)
-            && flags.in_flight.load(Ordering::SeqCst) == 0
-        {
+        if all_idle && flags.work.may_stop() {
             break;
         }
         empty_waits += 1;
@@ -601,4 +654,71 @@ fn worker(
             .map(|o| (o.to, o.full_waits, o.batches))
             .collect(),
     })
+}
+
+/// Model check of the stop rule (`RUSTFLAGS="--cfg loom" cargo test -p pktflow-runtime
+/// --release --lib loom`, docs/runtime.md): the I/O thread has handed one packet to worker A and
+/// finished; A's processing of it hands two packets on to worker B in batches of one (so the
+/// first is visible before A has finished), through the real rings and [`InFlight`], in the
+/// order of operations of [`worker`]. In every interleaving of A and B, B stops only after both
+/// packets arrived, and both stop.
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::InFlight;
+    use crate::ring::ring;
+    use loom::sync::Arc;
+    use loom::thread;
+
+    /// Take batches until the stop rule says so; what was taken, in order.
+    fn consume(
+        mut input: crate::ring::Consumer<Vec<u32>>,
+        work: &InFlight,
+        mut process: impl FnMut(u32, &mut i64),
+    ) {
+        loop {
+            if let Some(batch) = input.try_pop() {
+                let took = batch.len() as i64;
+                let mut pending = 0i64;
+                for p in batch {
+                    process(p, &mut pending);
+                }
+                work.settle(pending, took);
+            } else if work.may_stop() {
+                return;
+            } else {
+                thread::yield_now();
+            }
+        }
+    }
+
+    #[test]
+    fn loom_no_stop_before_the_last_packet() {
+        let mut b = loom::model::Builder::new();
+        b.preemption_bound.get_or_insert(3);
+        b.check(|| {
+            let work = Arc::new(InFlight::new());
+            let (mut io, a_in) = ring::<Vec<u32>>(2);
+            let (mut a_out, b_in) = ring::<Vec<u32>>(2);
+            // The I/O thread: counted, then pushed; then finished.
+            work.add(1);
+            io.push(vec![7]);
+            drop(io);
+            work.io_finished();
+            let wa = work.clone();
+            let a = thread::spawn(move || {
+                consume(a_in, &wa, |p, pending| {
+                    for q in [2 * p, 2 * p + 1] {
+                        // Handed on in a batch of one, full at once: counted, then pushed.
+                        *pending += 1;
+                        wa.add(std::mem::take(pending));
+                        a_out.push(vec![q]);
+                    }
+                });
+            });
+            let mut got = Vec::new();
+            consume(b_in, &work, |p, _| got.push(p));
+            assert_eq!(got, vec![14, 15], "B stopped early");
+            a.join().unwrap();
+        });
+    }
 }

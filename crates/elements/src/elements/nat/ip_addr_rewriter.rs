@@ -58,6 +58,9 @@ struct IPAddrRewriter {
     created: u64,
     expired: u64,
     mapping_failures: u64,
+    /// The table's slot in the router's registry: copies of the element on several threads
+    /// (`pktflow run`) share one table, as IPRewriter's do (see [`super::shared`]).
+    shared: super::shared::SharedRewriter,
 }
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -79,11 +82,24 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     };
     seconds_kw(&mut a, "GUARANTEE", 5).map_err(err)?;
     let c = parse_common(&mut a, env, true).map_err(err)?;
+    let shared = env.shared.rewriters.get(&env.name);
+    {
+        let mut g = super::shared::lock(&shared);
+        if g.class.is_empty() {
+            // The first copy installs the table; the others use it.
+            g.table = FlowTable::new(256, c.capacity.min(1024));
+            g.element = env.index;
+            g.class = "IPAddrRewriter".into();
+            g.noutputs = c.nout;
+        }
+    }
     Ok(Box::new(IPAddrRewriter {
+        shared,
         cursors: vec![0; c.patterns.len()],
         specs: c.specs,
         patterns: c.patterns,
-        table: FlowTable::new(256, c.capacity.min(1024)),
+        // A spare: the shared table is swapped in for each packet.
+        table: FlowTable::new(256, 0),
         nout: c.nout,
         timeout_ns,
         reaper: Reaper {
@@ -159,7 +175,32 @@ impl Element for IPAddrRewriter {
         Ports::push(self.specs.len(), self.nout)
     }
 
-    fn push(&mut self, port: usize, mut p: Packet, cx: &mut Cx) {
+    fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
+        // Hold the shared table for the packet (see `super::shared`).
+        let shared = self.shared.clone();
+        let mut g = super::shared::lock(&shared);
+        std::mem::swap(&mut self.table, &mut g.table);
+        self.push_packet(port, p, cx);
+        std::mem::swap(&mut self.table, &mut g.table);
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        let g = super::shared::lock(&self.shared);
+        serde_json::json!({
+            "table_size": g.table.len(),
+            "created": self.created,
+            "expired": self.expired,
+            "mapping_failures": self.mapping_failures,
+        })
+    }
+
+    fn code_size(&self) -> u32 {
+        260
+    }
+}
+
+impl IPAddrRewriter {
+    fn push_packet(&mut self, port: usize, mut p: Packet, cx: &mut Cx) {
         cx.instr(6);
         cx.read_meta(4);
         let now = cx.now_ns;
@@ -254,18 +295,5 @@ impl Element for IPAddrRewriter {
             cx.write_meta(4);
         }
         cx.emit(out as usize, p);
-    }
-
-    fn stats(&self) -> serde_json::Value {
-        serde_json::json!({
-            "table_size": self.table.len(),
-            "created": self.created,
-            "expired": self.expired,
-            "mapping_failures": self.mapping_failures,
-        })
-    }
-
-    fn code_size(&self) -> u32 {
-        260
     }
 }
