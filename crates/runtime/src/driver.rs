@@ -9,7 +9,7 @@
 use crate::engine::Engine;
 use pktflow_model::cancel;
 use pktflow_profile::neighbors::{arp_reply_for, ip_reply_for};
-use pktflow_profile::run::MAX_CONFIG_SOURCE_PACKETS;
+use pktflow_profile::run::{IterSource, PacketSource, MAX_CONFIG_SOURCE_PACKETS};
 use pktflow_traffic::{Packet, TracePacket};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -159,18 +159,38 @@ impl<E: Engine> Driver<E> {
     pub fn run_stream(
         &mut self,
         packets: &mut dyn Iterator<Item = Result<TracePacket, String>>,
+        tick: impl FnMut(u64),
+    ) -> Result<(), String> {
+        self.run_source(&mut IterSource(packets), tick)
+    }
+
+    /// [`Driver::run_stream`] reading each packet into one reused buffer
+    /// ([`PacketSource::next_into`]): a trace file's packets cost no allocation.
+    pub fn run_source(
+        &mut self,
+        packets: &mut dyn PacketSource,
         mut tick: impl FnMut(u64),
     ) -> Result<(), String> {
+        let mut tp = TracePacket {
+            timestamp_ns: 0,
+            iface: 0,
+            data: Vec::new(),
+            orig_len: 0,
+        };
         loop {
-            self.process_pending()?;
+            if !self.pending.is_empty() {
+                self.process_pending()?;
+            }
             if self.next_id.is_multiple_of(1024) {
                 cancel::check().map_err(|c| c.to_string())?;
                 if self.next_id.is_multiple_of(65536) {
                     tick(self.next_id);
                 }
             }
-            let Some(tp) = packets.next() else { break };
-            self.process(&tp?, true)?;
+            if !packets.next_into(&mut tp)? {
+                break;
+            }
+            self.process(&tp, true)?;
         }
         Ok(())
     }
