@@ -152,6 +152,47 @@ fn empty_packet() -> TracePacket {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// An answer written into a buffer that held another (longer or shorter) packet is the
+        /// answer built from scratch, and `ip_reply_due` agrees with whether there is one.
+        #[test]
+        fn answers_into_a_used_buffer_equal_fresh_ones(
+            frames in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..120), 1..8),
+            ip_like in any::<bool>(),
+        ) {
+            let mut used = TracePacket { timestamp_ns: 5, iface: 3, data: vec![0xee; 200], orig_len: 9 };
+            for (k, mut f) in frames.into_iter().enumerate() {
+                if ip_like && f.len() >= 42 {
+                    // An IPv4 UDP frame whose lengths hold, so the far end answers it.
+                    f[12..14].copy_from_slice(&[8, 0]);
+                    f[14] = 0x45;
+                    let total = (f.len() - 14) as u16;
+                    f[16..18].copy_from_slice(&total.to_be_bytes());
+                    f[20..22].copy_from_slice(&[0, 0]);
+                    f[23] = 17;
+                }
+                let ts = k as u64 * 7;
+                let fresh = ip_reply_for(&f, ts, 1);
+                prop_assert_eq!(ip_reply_due(&f), fresh.is_some());
+                let before = used.clone();
+                let wrote = ip_reply_into(&f, ts, 1, &mut used);
+                prop_assert_eq!(wrote, fresh.is_some());
+                match fresh {
+                    Some(r) => prop_assert_eq!(&used, &r),
+                    None => prop_assert_eq!(&used, &before),
+                }
+                let fresh = arp_reply_for(&f, ts, 0);
+                let before = used.clone();
+                prop_assert_eq!(arp_reply_into(&f, ts, 0, &mut used), fresh.is_some());
+                match fresh {
+                    Some(r) => prop_assert_eq!(&used, &r),
+                    None => prop_assert_eq!(&used, &before),
+                }
+            }
+        }
+    }
 
     #[test]
     fn udp_reply_swaps_and_keeps_checksums_valid() {

@@ -236,6 +236,40 @@ impl PacketBuf {
 mod tests {
     use super::*;
 
+    proptest::proptest! {
+        /// Whatever a packet went through, refilling it gives the packet `from_bytes` builds.
+        #[test]
+        fn refill_from_equals_from_bytes_after_any_use(
+            first in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            ops in proptest::collection::vec((0usize..4, 0usize..200), 0..8),
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+        ) {
+            let mut p = Packet::from_bytes(&first);
+            for (op, n) in ops {
+                match op {
+                    0 => p.strip_front(n),
+                    1 => p.push_front(n),
+                    2 => p.put(n),
+                    _ => p.take(n),
+                }
+                p.data_mut().fill(0x5a);
+            }
+            p.anno.paint = 9;
+            p.set_ip_header(0, 20);
+            p.id = 3;
+            p.refill_from(&bytes);
+            let fresh = Packet::from_bytes(&bytes);
+            proptest::prop_assert_eq!(p.data(), fresh.data());
+            proptest::prop_assert_eq!(p.headroom(), fresh.headroom());
+            proptest::prop_assert_eq!(&p.anno, &fresh.anno);
+            proptest::prop_assert_eq!(p.id, fresh.id);
+            let (mut a, mut b) = (p, fresh);
+            a.push_front(DEFAULT_HEADROOM);
+            b.push_front(DEFAULT_HEADROOM);
+            proptest::prop_assert_eq!(a.data(), b.data());
+        }
+    }
+
     #[test]
     fn refill_from_equals_a_new_packet() {
         for (len, strip, push, put) in [
