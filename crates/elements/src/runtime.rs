@@ -644,6 +644,20 @@ impl Router {
     /// Deliver what the last visit emitted (in reverse, so the stack pops them in port order).
     fn route_emitted(&mut self, from: u32) {
         #[cfg(pktflow_fast)]
+        if self.local.is_empty() {
+            // Every element runs here: nothing is set aside.
+            while let Some((port, p)) = self.cx.out.pop() {
+                match self.out_edge[from as usize].get(port).copied().flatten() {
+                    Some((to, to_port)) => self.stack.push((to, to_port, p)),
+                    None => {
+                        self.cx.element = from;
+                        self.cx.drop_packet(p, "unconnected output");
+                    }
+                }
+            }
+            return;
+        }
+        #[cfg(pktflow_fast)]
         let first_export = self.exported.len();
         while let Some((port, p)) = self.cx.out.pop() {
             match self.out_edge[from as usize].get(port).copied().flatten() {
@@ -673,11 +687,13 @@ impl Router {
 
     fn run_stack(&mut self) {
         let mut visits = 0usize;
-        while let Some((e, port, p)) = self.stack.pop() {
+        let mut next = self.stack.pop();
+        while let Some((e, port, p)) = next {
             visits += 1;
             if visits > MAX_VISITS_PER_PACKET {
                 self.cx.element = e;
                 self.cx.drop_packet(p, "visit limit exceeded");
+                next = self.stack.pop();
                 continue;
             }
             if let Some(q) = self.downstream_queue[e as usize] {
@@ -686,8 +702,29 @@ impl Router {
             let v = self.begin(e);
             self.elems[e as usize].push(port as usize, p, &mut self.cx);
             self.end(v, port);
-            self.route_emitted(e);
+            next = self.next_visit(e);
         }
+    }
+
+    /// The visit that follows one of `from`: when it emitted exactly one packet to a
+    /// connected output (the common case), that packet, handed on without going through the
+    /// stack (it would be pushed and popped at once: the same depth-first order); otherwise
+    /// what it emitted is routed ([`Router::route_emitted`]) and the stack's top comes next.
+    #[inline]
+    fn next_visit(&mut self, from: u32) -> Option<(u32, u16, Packet)> {
+        #[cfg(pktflow_fast)]
+        let direct = self.local.is_empty();
+        #[cfg(not(pktflow_fast))]
+        let direct = true;
+        if direct && self.cx.out.len() == 1 {
+            let port = self.cx.out[0].0;
+            if let Some((to, to_port)) = self.out_edge[from as usize].get(port).copied().flatten() {
+                let (_, p) = self.cx.out.pop().expect("one packet emitted");
+                return Some((to, to_port, p));
+            }
+        }
+        self.route_emitted(from);
+        self.stack.pop()
     }
 
     /// Pull one packet out of `(e, port)`; `Err(())` when nothing is available.
@@ -696,6 +733,12 @@ impl Router {
             return Err(());
         }
         if self.elems[e as usize].is_storage() {
+            // Fast build: an empty storage element has nothing to give; its pull would only
+            // record the empty poll's cost.
+            #[cfg(pktflow_fast)]
+            if self.elems[e as usize].held() == 0 {
+                return Err(());
+            }
             let v = self.begin(e);
             let r = self.elems[e as usize].pull(port as usize, &mut self.cx);
             if r.is_none() {

@@ -19,38 +19,54 @@ pub fn neighbor_mac(ip: [u8; 4]) -> [u8; 6] {
 
 /// If `frame` is an Ethernet ARP request (IPv4 over Ethernet), the reply its target sends.
 pub fn arp_reply_for(frame: &[u8], timestamp_ns: u64, iface: u16) -> Option<TracePacket> {
+    let mut r = empty_packet();
+    arp_reply_into(frame, timestamp_ns, iface, &mut r).then_some(r)
+}
+
+/// [`arp_reply_for`] written into `out` (its buffer reused); false, `out` unchanged, when
+/// `frame` is not an ARP request.
+pub fn arp_reply_into(frame: &[u8], timestamp_ns: u64, iface: u16, out: &mut TracePacket) -> bool {
     if frame.len() < 42 || frame[12..14] != [0x08, 0x06] {
-        return None;
+        return false;
     }
     let arp = &frame[14..42];
     // htype 1, ptype 0x0800, hlen 6, plen 4, op 1 (request)
     if arp[0..8] != [0, 1, 8, 0, 6, 4, 0, 1] {
-        return None;
+        return false;
     }
-    let sha: [u8; 6] = arp[8..14].try_into().ok()?;
-    let spa: [u8; 4] = arp[14..18].try_into().ok()?;
-    let tpa: [u8; 4] = arp[24..28].try_into().ok()?;
-    let mac = neighbor_mac(tpa);
-    let mut r = vec![0u8; 60];
-    r[0..6].copy_from_slice(&sha);
+    let (sha, spa, tpa) = (&arp[8..14], &arp[14..18], &arp[24..28]);
+    let mac = neighbor_mac([tpa[0], tpa[1], tpa[2], tpa[3]]);
+    let r = &mut out.data;
+    r.clear();
+    r.resize(60, 0);
+    r[0..6].copy_from_slice(sha);
     r[6..12].copy_from_slice(&mac);
     r[12..14].copy_from_slice(&[0x08, 0x06]);
     r[14..22].copy_from_slice(&[0, 1, 8, 0, 6, 4, 0, 2]);
     r[22..28].copy_from_slice(&mac);
-    r[28..32].copy_from_slice(&tpa);
-    r[32..38].copy_from_slice(&sha);
-    r[38..42].copy_from_slice(&spa);
-    Some(TracePacket {
-        timestamp_ns,
-        iface,
-        data: r,
-        orig_len: 60,
-    })
+    r[28..32].copy_from_slice(tpa);
+    r[32..38].copy_from_slice(sha);
+    r[38..42].copy_from_slice(spa);
+    out.timestamp_ns = timestamp_ns;
+    out.iface = iface;
+    out.orig_len = 60;
+    true
 }
 
 /// If `frame` is an Ethernet IPv4 TCP/UDP packet or ICMP echo request (first fragment, valid
 /// header length), the reply its destination sends back.
 pub fn ip_reply_for(frame: &[u8], timestamp_ns: u64, iface: u16) -> Option<TracePacket> {
+    let mut r = empty_packet();
+    ip_reply_into(frame, timestamp_ns, iface, &mut r).then_some(r)
+}
+
+/// Whether [`ip_reply_for`] would answer `frame` (its checks, without building the reply).
+pub fn ip_reply_due(frame: &[u8]) -> bool {
+    ip_reply_shape(frame).is_some()
+}
+
+/// (IP header length, total length, protocol) of a frame the far end answers.
+fn ip_reply_shape(frame: &[u8]) -> Option<(usize, usize, u8)> {
     if frame.len() < 34 || frame[12..14] != [0x08, 0x00] {
         return None;
     }
@@ -67,11 +83,24 @@ pub fn ip_reply_for(frame: &[u8], timestamp_ns: u64, iface: u16) -> Option<Trace
     if !(proto == 6 || proto == 17 || (proto == 1 && ip[ihl] == 8)) {
         return None;
     }
-    let mut r = frame[..14 + total].to_vec();
+    Some((ihl, total, proto))
+}
+
+/// [`ip_reply_for`] written into `out` (its buffer reused); false, `out` unchanged, when the
+/// far end does not answer `frame`.
+pub fn ip_reply_into(frame: &[u8], timestamp_ns: u64, iface: u16, out: &mut TracePacket) -> bool {
+    let Some((ihl, total, proto)) = ip_reply_shape(frame) else {
+        return false;
+    };
+    let ip = &frame[14..];
+    let r = &mut out.data;
+    r.clear();
+    r.extend_from_slice(&frame[..14 + total]);
     r.copy_within(0..6, 6);
     r[0..6].copy_from_slice(&frame[6..12]);
     r[6..12].copy_from_slice(&frame[0..6]);
-    let (src, dst): ([u8; 4], [u8; 4]) = (ip[12..16].try_into().ok()?, ip[16..20].try_into().ok()?);
+    let src = [ip[12], ip[13], ip[14], ip[15]];
+    let dst = [ip[16], ip[17], ip[18], ip[19]];
     {
         let h = &mut r[14..];
         h[8] = 64;
@@ -105,18 +134,65 @@ pub fn ip_reply_for(frame: &[u8], timestamp_ns: u64, iface: u16) -> Option<Trace
     if r.len() < 60 {
         r.resize(60, 0);
     }
-    let len = r.len() as u32;
-    Some(TracePacket {
-        timestamp_ns,
-        iface,
-        data: r,
-        orig_len: len,
-    })
+    out.orig_len = r.len() as u32;
+    out.timestamp_ns = timestamp_ns;
+    out.iface = iface;
+    true
+}
+
+fn empty_packet() -> TracePacket {
+    TracePacket {
+        timestamp_ns: 0,
+        iface: 0,
+        data: Vec::new(),
+        orig_len: 0,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// An answer written into a buffer that held another (longer or shorter) packet is the
+        /// answer built from scratch, and `ip_reply_due` agrees with whether there is one.
+        #[test]
+        fn answers_into_a_used_buffer_equal_fresh_ones(
+            frames in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..120), 1..8),
+            ip_like in any::<bool>(),
+        ) {
+            let mut used = TracePacket { timestamp_ns: 5, iface: 3, data: vec![0xee; 200], orig_len: 9 };
+            for (k, mut f) in frames.into_iter().enumerate() {
+                if ip_like && f.len() >= 42 {
+                    // An IPv4 UDP frame whose lengths hold, so the far end answers it.
+                    f[12..14].copy_from_slice(&[8, 0]);
+                    f[14] = 0x45;
+                    let total = (f.len() - 14) as u16;
+                    f[16..18].copy_from_slice(&total.to_be_bytes());
+                    f[20..22].copy_from_slice(&[0, 0]);
+                    f[23] = 17;
+                }
+                let ts = k as u64 * 7;
+                let fresh = ip_reply_for(&f, ts, 1);
+                prop_assert_eq!(ip_reply_due(&f), fresh.is_some());
+                let before = used.clone();
+                let wrote = ip_reply_into(&f, ts, 1, &mut used);
+                prop_assert_eq!(wrote, fresh.is_some());
+                match fresh {
+                    Some(r) => prop_assert_eq!(&used, &r),
+                    None => prop_assert_eq!(&used, &before),
+                }
+                let fresh = arp_reply_for(&f, ts, 0);
+                let before = used.clone();
+                prop_assert_eq!(arp_reply_into(&f, ts, 0, &mut used), fresh.is_some());
+                match fresh {
+                    Some(r) => prop_assert_eq!(&used, &r),
+                    None => prop_assert_eq!(&used, &before),
+                }
+            }
+        }
+    }
 
     #[test]
     fn udp_reply_swaps_and_keeps_checksums_valid() {

@@ -260,20 +260,66 @@ struct TraceFile {
     k: u64,
 }
 
+/// A source of trace packets that can also read each packet into the caller's
+/// [`TracePacket`], reusing its buffer ([`PacketSource::next_into`]): a trace file then
+/// allocates nothing per packet once the buffer holds the largest one. Every source of
+/// [`packet_source`] is one; [`IterSource`] makes one of any packet iterator.
+pub trait PacketSource: Iterator<Item = Result<TracePacket, String>> {
+    /// Read the next packet into `tp`; `Ok(false)` once the source is exhausted. Default: the
+    /// iterator's next packet moved into `tp`.
+    fn next_into(&mut self, tp: &mut TracePacket) -> Result<bool, String> {
+        match self.next() {
+            None => Ok(false),
+            Some(Ok(p)) => {
+                *tp = p;
+                Ok(true)
+            }
+            Some(Err(e)) => Err(e),
+        }
+    }
+}
+
+/// Any packet iterator as a [`PacketSource`] (packets moved, not read into a reused buffer).
+pub struct IterSource<I>(pub I);
+
+impl<I: Iterator<Item = Result<TracePacket, String>>> Iterator for IterSource<I> {
+    type Item = Result<TracePacket, String>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next()
+    }
+}
+
+impl<I: Iterator<Item = Result<TracePacket, String>>> PacketSource for IterSource<I> {}
+
 impl Iterator for TraceFile {
     type Item = Result<TracePacket, String>;
     fn next(&mut self) -> Option<Self::Item> {
-        let mut tp = match self.reader.next()? {
-            Ok(tp) => tp,
-            Err(e) => return Some(Err(e.to_string())),
+        let mut tp = TracePacket {
+            timestamp_ns: 0,
+            iface: 0,
+            data: Vec::new(),
+            orig_len: 0,
         };
+        match self.next_into(&mut tp) {
+            Ok(true) => Some(Ok(tp)),
+            Ok(false) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+}
+
+impl PacketSource for TraceFile {
+    fn next_into(&mut self, tp: &mut TracePacket) -> Result<bool, String> {
+        if !self.reader.read_into(tp).map_err(|e| e.to_string())? {
+            return Ok(false);
+        }
         let lt = self.reader.linktype(tp.iface).unwrap_or(LINKTYPE_ETHERNET);
         if lt != LINKTYPE_ETHERNET {
-            return Some(Err(format!(
+            return Err(format!(
                 "{}: link type {lt} ({}) is not supported: the trace must hold Ethernet frames (link type 1)",
                 self.path,
                 linktype_name(lt)
-            )));
+            ));
         }
         let n = self.n_inputs.max(1);
         let mut st = self.stats.borrow_mut();
@@ -307,7 +353,7 @@ impl Iterator for TraceFile {
         }
         st.per_interface[iface] += 1;
         drop(st);
-        Some(Ok(tp))
+        Ok(true)
     }
 }
 
@@ -316,6 +362,8 @@ struct Counted<I> {
     inner: I,
     stats: Shared,
 }
+
+impl<I: Iterator<Item = TracePacket>> PacketSource for Counted<I> {}
 
 impl<I: Iterator<Item = TracePacket>> Iterator for Counted<I> {
     type Item = Result<TracePacket, String>;
@@ -337,7 +385,7 @@ pub struct Run {
     pub app: App,
     pub router: Router,
     /// `None`: the configuration's own sources (generators) feed the run.
-    packets: Option<Box<dyn Iterator<Item = Result<TracePacket, String>>>>,
+    packets: Option<Box<dyn PacketSource>>,
     stats: Shared,
     /// Packets the link neighbours send in answer (ARP replies), injected before the next
     /// source packet.
@@ -375,9 +423,9 @@ fn packets_counted(
     source: &Source,
     n_inputs: usize,
     stats: &Shared,
-) -> Result<Box<dyn Iterator<Item = Result<TracePacket, String>>>, String> {
+) -> Result<Box<dyn PacketSource>, String> {
     source.validate()?;
-    let counted = |it: Box<dyn Iterator<Item = TracePacket>>| -> Box<dyn Iterator<Item = Result<TracePacket, String>>> {
+    let counted = |it: Box<dyn Iterator<Item = TracePacket>>| -> Box<dyn PacketSource> {
         Box::new(Counted {
             inner: it,
             stats: stats.clone(),
@@ -464,6 +512,12 @@ pub fn packets(
     app: &App,
     source: &Source,
 ) -> Result<Box<dyn Iterator<Item = Result<TracePacket, String>>>, String> {
+    Ok(packet_source(app, source)?)
+}
+
+/// [`packets`] as a [`PacketSource`], which can read a trace file's packets into a reused
+/// buffer.
+pub fn packet_source(app: &App, source: &Source) -> Result<Box<dyn PacketSource>, String> {
     let n_inputs = app
         .graph
         .elements

@@ -18,13 +18,26 @@
 //! (no `--out-dir`).
 //!
 //! Run: `cargo run --release -p pktflow-runtime --bin runtime-bench`
-//! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated).
+//! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated;
+//! `PKTFLOW_BENCH_KINDS`, comma-separated among `functional`, `rtc1`, `rtc2`, `pipeline1`,
+//! `pipeline2`, `hybrid1`, `hybrid2`, default all).
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Run, Source};
 use pktflow_runtime::api::{run, Request};
 use pktflow_traffic::{ip_checksum, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The kinds of run, in the order they alternate (`PKTFLOW_BENCH_KINDS` chooses among them).
+const KINDS: [&str; 7] = [
+    "functional",
+    "rtc1",
+    "rtc2",
+    "pipeline1",
+    "pipeline2",
+    "hybrid1",
+    "hybrid2",
+];
 
 const ROUTER: &str = include_str!("../../../apps/router.click");
 
@@ -160,6 +173,21 @@ fn main() {
         .unwrap_or(5)
         .max(1);
     let only = std::env::var("PKTFLOW_BENCH_APPS").ok();
+    let kinds: Vec<&str> = match std::env::var("PKTFLOW_BENCH_KINDS") {
+        Ok(s) => {
+            let v: Vec<&str> = KINDS
+                .iter()
+                .copied()
+                .filter(|k| s.split(',').any(|x| x.trim() == *k))
+                .collect();
+            if v.is_empty() {
+                eprintln!("PKTFLOW_BENCH_KINDS={s}: none of {}", KINDS.join(", "));
+                std::process::exit(2);
+            }
+            v
+        }
+        Err(_) => KINDS.to_vec(),
+    };
     let dir = std::env::temp_dir().join(format!("pktflow-runtime-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join("out");
@@ -217,15 +245,25 @@ fn main() {
     for (name, app, trace, mapping) in &cases {
         let mut runs: Vec<Vec<f64>> = vec![Vec::new(); what.len()];
         for _ in 0..reps {
-            runs[0].push(functional(app, trace, &out));
-            runs[1].push(fast(app, trace, 1, "rtc", None));
-            runs[2].push(fast(app, trace, 2, "rtc", None));
-            runs[3].push(fast(app, trace, 1, "pipeline", None));
-            runs[4].push(fast(app, trace, 2, "pipeline", None));
-            runs[5].push(fast(app, trace, 1, "hybrid", Some(mapping)));
-            runs[6].push(fast(app, trace, 2, "hybrid", Some(mapping)));
+            for (k, kind) in KINDS.iter().enumerate() {
+                if !kinds.contains(kind) {
+                    continue;
+                }
+                runs[k].push(match *kind {
+                    "functional" => functional(app, trace, &out),
+                    "rtc1" => fast(app, trace, 1, "rtc", None),
+                    "rtc2" => fast(app, trace, 2, "rtc", None),
+                    "pipeline1" => fast(app, trace, 1, "pipeline", None),
+                    "pipeline2" => fast(app, trace, 2, "pipeline", None),
+                    "hybrid1" => fast(app, trace, 1, "hybrid", Some(mapping)),
+                    _ => fast(app, trace, 2, "hybrid", Some(mapping)),
+                });
+            }
         }
         for (k, v) in runs.iter().enumerate() {
+            if v.is_empty() {
+                continue;
+            }
             let b = v.iter().cloned().fold(0.0, f64::max);
             let w = v.iter().cloned().fold(f64::MAX, f64::min);
             println!(

@@ -11,7 +11,7 @@ use crate::engine::{Balance, Engine, Fast};
 use crate::ring;
 use pktflow_elements_fast::conf::Shared;
 use pktflow_profile::app::{format_diagnostics, load_app};
-use pktflow_profile::run::{packets, InputPort, Source};
+use pktflow_profile::run::{packet_source, packets, InputPort, Source};
 use pktflow_traffic::TracePacket;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -314,13 +314,13 @@ fn run_one(
     let mut it = if generators {
         None
     } else {
-        Some(source_iter(app, req)?)
+        Some(packet_source(app, &req.source)?)
     };
     let mut d = Driver::new(engine, &app.graph, req.out_dir.as_deref(), req.reply_every)?;
     let cpu0 = thread_cpu_seconds();
     let t0 = Instant::now();
     match it.as_mut() {
-        Some(it) => d.run_stream(it.as_mut(), &mut *tick)?,
+        Some(it) => d.run_source(it.as_mut(), &mut *tick)?,
         None => d.run_generators()?,
     }
     let secs = t0.elapsed().as_secs_f64();

@@ -8,8 +8,8 @@
 //! difference between their outputs can only come from the elements' two compilations.
 use crate::engine::Engine;
 use pktflow_model::cancel;
-use pktflow_profile::neighbors::{arp_reply_for, ip_reply_for};
-use pktflow_profile::run::MAX_CONFIG_SOURCE_PACKETS;
+use pktflow_profile::neighbors::{arp_reply_into, ip_reply_due, ip_reply_into};
+use pktflow_profile::run::{IterSource, PacketSource, MAX_CONFIG_SOURCE_PACKETS};
 use pktflow_traffic::{Packet, TracePacket};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -27,12 +27,26 @@ struct SinkInfo {
 pub use pktflow_traffic::device_file_name;
 use pktflow_traffic::DevicePcaps as DeviceOutputs;
 
+/// Most buffers of injected neighbour answers kept for reuse.
+const MAX_SPARE: usize = 64;
+
+fn empty_trace_packet() -> TracePacket {
+    TracePacket {
+        timestamp_ns: 0,
+        iface: 0,
+        data: Vec::new(),
+        orig_len: 0,
+    }
+}
+
 /// Drives one router. See the module documentation.
 pub struct Driver<E: Engine> {
     pub engine: E,
     sinks: Vec<Option<SinkInfo>>,
     outputs: Option<DeviceOutputs>,
     pending: VecDeque<TracePacket>,
+    /// Buffers of neighbour answers already injected, reused for the next ones.
+    spare: Vec<TracePacket>,
     departed: Vec<(u32, Packet)>,
     /// Every k-th IP packet leaving is answered by its far end (0: never).
     pub reply_every: u64,
@@ -84,6 +98,7 @@ impl<E: Engine> Driver<E> {
             sinks,
             outputs,
             pending: VecDeque::new(),
+            spare: Vec::new(),
             departed: Vec::with_capacity(64),
             reply_every: reply_every.unwrap_or(if rewriter { 2 } else { 0 }),
             ip_departures: 0,
@@ -102,25 +117,30 @@ impl<E: Engine> Driver<E> {
         let mut departed = std::mem::take(&mut self.departed);
         let mut err = None;
         for (sink, p) in departed.drain(..) {
-            let info = self.sinks.get(sink as usize).cloned().flatten();
-            if let Some(info) = info {
+            if let Some(Some(info)) = self.sinks.get(sink as usize) {
                 if let (Some(k), Some(o)) = (info.writer, self.outputs.as_mut()) {
                     if let Err(e) = o.write(k, &p) {
                         err.get_or_insert(e);
                     }
                 }
                 if let Some(iface) = info.iface {
-                    if let Some(r) = arp_reply_for(p.data(), self.last_ts, iface as u16) {
+                    let mut r = self.spare.pop().unwrap_or_else(empty_trace_packet);
+                    if arp_reply_into(p.data(), self.last_ts, iface as u16, &mut r) {
                         self.neighbor_replies += 1;
                         self.pending.push_back(r);
-                    } else if self.reply_every > 0 && self.from_source {
-                        if let Some(r) = ip_reply_for(p.data(), self.last_ts, iface as u16) {
+                    } else {
+                        if self.reply_every > 0 && self.from_source && ip_reply_due(p.data()) {
                             self.ip_departures += 1;
-                            if self.ip_departures.is_multiple_of(self.reply_every) {
+                            if self.ip_departures.is_multiple_of(self.reply_every)
+                                && ip_reply_into(p.data(), self.last_ts, iface as u16, &mut r)
+                            {
                                 self.ip_replies += 1;
                                 self.pending.push_back(r);
+                                self.engine.recycle(p);
+                                continue;
                             }
                         }
+                        self.spare.push(r);
                     }
                 }
             }
@@ -150,6 +170,9 @@ impl<E: Engine> Driver<E> {
                 cancel::check().map_err(|c| c.to_string())?;
             }
             self.process(&tp, false)?;
+            if self.spare.len() < MAX_SPARE {
+                self.spare.push(tp);
+            }
         }
         Ok(())
     }
@@ -159,18 +182,33 @@ impl<E: Engine> Driver<E> {
     pub fn run_stream(
         &mut self,
         packets: &mut dyn Iterator<Item = Result<TracePacket, String>>,
+        tick: impl FnMut(u64),
+    ) -> Result<(), String> {
+        self.run_source(&mut IterSource(packets), tick)
+    }
+
+    /// [`Driver::run_stream`] reading each packet into one reused buffer
+    /// ([`PacketSource::next_into`]): a trace file's packets cost no allocation.
+    pub fn run_source(
+        &mut self,
+        packets: &mut dyn PacketSource,
         mut tick: impl FnMut(u64),
     ) -> Result<(), String> {
+        let mut tp = empty_trace_packet();
         loop {
-            self.process_pending()?;
+            if !self.pending.is_empty() {
+                self.process_pending()?;
+            }
             if self.next_id.is_multiple_of(1024) {
                 cancel::check().map_err(|c| c.to_string())?;
                 if self.next_id.is_multiple_of(65536) {
                     tick(self.next_id);
                 }
             }
-            let Some(tp) = packets.next() else { break };
-            self.process(&tp?, true)?;
+            if !packets.next_into(&mut tp)? {
+                break;
+            }
+            self.process(&tp, true)?;
         }
         Ok(())
     }

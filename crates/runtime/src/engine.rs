@@ -69,20 +69,9 @@ pub trait Engine {
 
 /// Refill a reused packet buffer with `bytes` and fresh annotations, as
 /// `TracePacket::to_packet` builds a new one: default headroom, then the bytes.
+#[inline]
 pub fn refill(p: &mut Packet, tp: &TracePacket, id: u64) {
-    use pktflow_traffic::packet::DEFAULT_HEADROOM;
-    p.take(p.len());
-    let h = p.headroom();
-    if h > DEFAULT_HEADROOM {
-        p.push_front(h - DEFAULT_HEADROOM);
-        p.take(p.len());
-    } else if h < DEFAULT_HEADROOM {
-        p.put(DEFAULT_HEADROOM - h);
-        p.strip_front(DEFAULT_HEADROOM - h);
-    }
-    p.put(tp.data.len());
-    p.data_mut().copy_from_slice(&tp.data);
-    p.anno = Default::default();
+    p.refill_from(&tp.data);
     p.anno.timestamp_ns = tp.timestamp_ns;
     p.anno.input_port = u8::try_from(tp.iface).unwrap_or(u8::MAX);
     if tp.is_truncated() {

@@ -77,6 +77,9 @@ impl TracePacket {
     }
 }
 
+/// Most bytes [`Src::append`] makes room for before they have arrived.
+const APPEND_CHUNK: usize = 1 << 16;
+
 /// A reader that counts the bytes consumed, so errors can name the offset.
 pub(crate) struct Src<R> {
     pub r: R,
@@ -101,15 +104,30 @@ impl<R: Read> Src<R> {
         Ok(n)
     }
 
-    /// Append up to `n` bytes to `out` (growing it only as data arrives, so a lying length
-    /// field cannot make us allocate more than the file holds); returns the count appended.
+    /// Append up to `n` bytes to `out` (growing it at most [`APPEND_CHUNK`] bytes ahead of
+    /// the data that arrived, so a lying length field cannot make us allocate much more than
+    /// the file holds); returns the count appended. A vector with room for the record is not
+    /// reallocated: the bytes are read straight into it (no `read_to_end` probing).
     pub fn append(&mut self, out: &mut Vec<u8>, n: u64) -> Result<u64, TrafficError> {
-        let got = (&mut self.r)
-            .take(n)
-            .read_to_end(out)
-            .map_err(|e| TrafficError::io(&self.name, e))?;
-        self.off += got as u64;
-        Ok(got as u64)
+        let mut got = 0u64;
+        while got < n {
+            let chunk = (n - got).min(APPEND_CHUNK as u64) as usize;
+            let start = out.len();
+            out.resize(start + chunk, 0);
+            let k = match self.fill(&mut out[start..]) {
+                Ok(k) => k,
+                Err(e) => {
+                    out.truncate(start);
+                    return Err(e);
+                }
+            };
+            out.truncate(start + k);
+            got += k as u64;
+            if k < chunk {
+                break;
+            }
+        }
+        Ok(got)
     }
 
     /// Skip up to `n` bytes; returns the count skipped.

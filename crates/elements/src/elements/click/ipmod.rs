@@ -463,7 +463,8 @@ impl IpMod {
                     return Err((p, "no IP header", false));
                 };
                 let hl = p.anno.network_header_len;
-                p.strip_front((off + hl).min(p.len()));
+                let n = (off + hl).min(p.len());
+                p.strip_front(n);
                 cx.write_meta(2);
             }
             K::SetAddr(ip) => {

@@ -51,7 +51,8 @@ use crate::net;
 use crate::registry::ClassInfo;
 use pktflow_model::AccessKind::{Read, Write};
 use pktflow_traffic::Packet;
-use std::collections::{HashMap, VecDeque};
+use crate::elements::ip::arp_table::IpMap;
+use std::collections::VecDeque;
 
 pub const CLASS: ClassInfo = ClassInfo {
     name: "ARPQuerier",
@@ -96,9 +97,9 @@ pub struct ARPQuerier {
     broadcast_poll: bool,
     query_port: Option<usize>,
     nout: usize,
-    table: HashMap<[u8; 4], Entry>,
-    pending: HashMap<[u8; 4], VecDeque<Packet>>,
-    last_query: HashMap<[u8; 4], u64>,
+    table: IpMap<Entry>,
+    pending: IpMap<VecDeque<Packet>>,
+    last_query: IpMap<u64>,
     held: usize,
     queries: u64,
     hits: u64,
@@ -209,7 +210,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         a.keyword(k);
     }
     a.finish()?;
-    let mut table = HashMap::new();
+    let mut table = IpMap::default();
     for (i, e) in statics {
         table.insert(
             i,
@@ -237,8 +238,8 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         query_port,
         nout: 1,
         table,
-        pending: HashMap::new(),
-        last_query: HashMap::new(),
+        pending: IpMap::default(),
+        last_query: IpMap::default(),
         held: 0,
         queries: 0,
         hits: 0,

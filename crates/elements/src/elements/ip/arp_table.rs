@@ -25,6 +25,7 @@ use crate::elements::ip::arp_querier::Entry;
 use crate::elements::nat::shared::lock;
 use crate::registry::ClassInfo;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 pub const CLASS: ClassInfo = ClassInfo {
@@ -33,10 +34,40 @@ pub const CLASS: ClassInfo = ClassInfo {
     make,
 };
 
+/// A map keyed by IPv4 address with a cheap hash (one multiply), for the ARP tables looked up
+/// on every forwarded packet: the default SipHash costs more than the rest of the lookup, and
+/// protects against chosen keys, which the addresses of a configured link cannot be. No
+/// output depends on the map's order (the `table` handler sorts).
+pub(crate) type IpMap<V> = HashMap<[u8; 4], V, BuildHasherDefault<IpHasher>>;
+
+/// The hasher of [`IpMap`]: the key's bytes packed into a word, mixed by a multiply (the
+/// golden-ratio constant) whose high half is folded into the low bits the table indexes by.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct IpHasher(u64);
+
+impl Hasher for IpHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8) | b as u64;
+        }
+    }
+    #[inline]
+    fn write_usize(&mut self, n: usize) {
+        // The slice length prefix of an array key: the same for every key.
+        self.0 ^= n as u64;
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        let h = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 32)
+    }
+}
+
 /// The shared table (see [`crate::conf::Shared::arp_tables`]).
 #[derive(Debug)]
 pub struct ArpTableState {
-    pub(crate) entries: HashMap<[u8; 4], Entry>,
+    pub(crate) entries: IpMap<Entry>,
     /// Entry lifetime in ns (`u64::MAX`: never expires). Set by the ARPTable element.
     pub timeout_ns: u64,
     /// Time of the last packet processed with the table (the handlers' "now").
@@ -48,7 +79,7 @@ pub struct ArpTableState {
 impl Default for ArpTableState {
     fn default() -> Self {
         ArpTableState {
-            entries: HashMap::new(),
+            entries: IpMap::default(),
             timeout_ns: 300_000_000_000,
             now_ns: 0,
             declared: false,

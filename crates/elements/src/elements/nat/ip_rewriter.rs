@@ -180,7 +180,7 @@ pub struct IPRewriter {
     cursors: Vec<u32>,
     /// Pseudo-random state for the starting port of non-sequential ranges.
     rng: u64,
-    table: FlowTable,
+    table: Box<FlowTable>,
     nout: usize,
     tcp_data_ns: u64,
     tcp_nodata_ns: u64,
@@ -244,7 +244,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         rng: crate::elements::click::switches::splitmix(env.seed ^ 0x1f_7e_a1),
         specs: c.specs,
         patterns: c.patterns,
-        table: FlowTable::new(1024, initial),
+        table: Box::new(FlowTable::new(1024, initial)),
         nout: c.nout,
         tcp_data_ns,
         tcp_nodata_ns,

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 
 /// A rewriter's table and what the elements that use it need to know.
 pub struct RewriterState {
-    pub table: FlowTable,
+    pub table: Box<FlowTable>,
     /// Graph index of the rewriter (the owner of the table's state objects, for cost records
     /// of accesses other elements make to it). `u32::MAX` until the rewriter registers.
     pub element: u32,
@@ -31,7 +31,7 @@ pub struct RewriterState {
 impl Default for RewriterState {
     fn default() -> Self {
         RewriterState {
-            table: FlowTable::new(1024, 0),
+            table: Box::new(FlowTable::new(1024, 0)),
             element: u32::MAX,
             class: String::new(),
             new_flow_timeout_ns: 300_000_000_000,
