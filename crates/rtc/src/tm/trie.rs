@@ -383,27 +383,9 @@ impl Trie {
         let mut report = Refinement::default();
         let mut blame = Vec::new();
         // Step 5: split the most blamed splittable leaf while bits remain.
-        let mut leaf_of = b.leaf_of_words();
-        let mut f = replay_false(
-            replay,
-            &txs,
-            &leaf_of,
-            b.leaves.len(),
-            Some(&mut blame),
-            None,
-        );
-        report.bits_after_steps[0] = b.leaves.len() as u32 + 1;
-        report.training_false_conflicts[0] = f;
-        while b.leaves.len() < budget && f > 0 {
-            let Some(pos) = (0..b.leaves.len())
-                .filter(|&i| b.leaves[i].2 - b.leaves[i].1 >= 2 && blame[i] > 0)
-                .max_by(|&x, &y| blame[x].cmp(&blame[y]).then(y.cmp(&x)))
-            else {
-                break;
-            };
-            b.split(pos);
-            leaf_of = b.leaf_of_words();
-            f = replay_false(
+        let (leaf_of, f) = loop {
+            let leaf_of = b.leaf_of_words();
+            let f = replay_false(
                 replay,
                 &txs,
                 &leaf_of,
@@ -411,15 +393,29 @@ impl Trie {
                 Some(&mut blame),
                 None,
             );
-        }
+            if report.bits_after_steps[0] == 0 {
+                report.bits_after_steps[0] = b.leaves.len() as u32 + 1;
+                report.training_false_conflicts[0] = f;
+            }
+            if b.leaves.len() >= budget || f == 0 {
+                break (leaf_of, f);
+            }
+            let Some(pos) = (0..b.leaves.len())
+                .filter(|&i| b.leaves[i].2 - b.leaves[i].1 >= 2 && blame[i] > 0)
+                .max_by(|&x, &y| blame[x].cmp(&blame[y]).then(y.cmp(&x)))
+            else {
+                break (leaf_of, f);
+            };
+            b.split(pos);
+        };
         report.bits_after_steps[1] = b.leaves.len() as u32 + 1;
         report.training_false_conflicts[1] = f;
-        // Groups: leaf -> bit before compaction. Leaves in address order for neighbours.
-        let order = {
-            let mut o: Vec<usize> = (0..b.leaves.len()).collect();
-            o.sort_by_key(|&i| b.leaves[i].1);
-            o
-        };
+        // Leaves in address order (`order`) and each leaf's place in it (`rank`): neighbours.
+        let rank: Vec<usize> = leaf_order(&b.leaves).iter().map(|&r| r as usize).collect();
+        let mut order = vec![0usize; rank.len()];
+        for (i, &k) in rank.iter().enumerate() {
+            order[k] = i;
+        }
         let mut group: Vec<u32> = (0..b.leaves.len() as u32).collect();
         let eval = |group: &[u32], blame: Option<&mut Vec<bool>>| -> u64 {
             let bit_of_word: Vec<u32> = leaf_of.iter().map(|&l| group[l as usize]).collect();
@@ -429,13 +425,6 @@ impl Trie {
         // false conflict.
         let mut by_accesses: Vec<usize> = (0..b.leaves.len()).collect();
         by_accesses.sort_by_key(|&i| (b.leaves[i].3, b.leaves[i].1));
-        let rank: Vec<usize> = {
-            let mut r = vec![0; order.len()];
-            for (k, &i) in order.iter().enumerate() {
-                r[i] = k;
-            }
-            r
-        };
         for &i in &by_accesses {
             let k = rank[i];
             let mut done = false;

@@ -47,11 +47,11 @@
 use crate::conf::{parse_ether, parse_ip, parse_uint, split_words, Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports};
+use crate::elements::ip::arp_table::IpMap;
 use crate::net;
 use crate::registry::ClassInfo;
 use pktflow_model::AccessKind::{Read, Write};
 use pktflow_traffic::Packet;
-use crate::elements::ip::arp_table::IpMap;
 use std::collections::VecDeque;
 
 pub const CLASS: ClassInfo = ClassInfo {
