@@ -93,16 +93,11 @@ pub(crate) fn transactions(w: &Workload) -> Vec<Tx> {
                 Op::Unlock(_) if depth > 0 => {
                     depth -= 1;
                     if depth == 0 {
-                        let mut tx = Tx {
-                            packet: pi as u32,
-                            r: std::mem::take(&mut r),
-                            w: std::mem::take(&mut wr),
-                        };
-                        for v in [&mut tx.r, &mut tx.w] {
-                            v.sort_unstable();
-                            v.dedup();
-                        }
-                        out.push(tx);
+                        out.push(Tx::new(
+                            pi as u32,
+                            std::mem::take(&mut r),
+                            std::mem::take(&mut wr),
+                        ));
                     }
                 }
                 Op::Load {

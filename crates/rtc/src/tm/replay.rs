@@ -17,6 +17,18 @@ pub struct Tx {
     pub w: Vec<u32>,
 }
 
+impl Tx {
+    /// A transaction of `packet` reading `r` and writing `w` (byte addresses, word-aligned;
+    /// sorted and deduplicated here).
+    pub fn new(packet: u32, mut r: Vec<u32>, mut w: Vec<u32>) -> Tx {
+        for v in [&mut r, &mut w] {
+            v.sort_unstable();
+            v.dedup();
+        }
+        Tx { packet, r, w }
+    }
+}
+
 /// The exact conflict rule on two transactions' sets.
 pub fn exact_conflict(a: &Tx, b: &Tx) -> bool {
     sorted_sets_meet(&a.w, &b.w) || sorted_sets_meet(&a.w, &b.r) || sorted_sets_meet(&a.r, &b.w)
@@ -64,11 +76,7 @@ mod tests {
     use super::*;
 
     fn tx(packet: u32, r: &[u32], w: &[u32]) -> Tx {
-        Tx {
-            packet,
-            r: r.to_vec(),
-            w: w.to_vec(),
-        }
+        Tx::new(packet, r.to_vec(), w.to_vec())
     }
 
     #[test]
@@ -76,8 +84,8 @@ mod tests {
         let txs = vec![
             tx(0, &[4], &[]),
             tx(0, &[8], &[4]), // same packet as 0: not a partner of it
-            tx(1, &[4], &[]),  // reads what 1 writes: real
-            tx(2, &[4], &[]),  // partners 1 (writes 4) and 2? window of 2: only 2 -> read/read
+            tx(1, &[4], &[]),  // reads what transaction 1 writes: real
+            tx(2, &[4], &[]),  // window of 2: only transaction 2 beside it, read/read
         ];
         let r = Replay::new(txs, 2);
         assert_eq!(r.partners, vec![vec![], vec![], vec![1], vec![2]]);

@@ -568,11 +568,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn tx(packet: u32, r: &[u32], w: &[u32]) -> Tx {
-        Tx {
-            packet,
-            r: r.to_vec(),
-            w: w.to_vec(),
-        }
+        Tx::new(packet, r.to_vec(), w.to_vec())
     }
 
     #[test]
@@ -640,13 +636,7 @@ mod tests {
             let txs: Vec<Tx> = sets
                 .iter()
                 .map(|(p, r, w)| {
-                    let mut r: Vec<u32> = r.iter().map(|x| x * 4).collect();
-                    let mut w: Vec<u32> = w.iter().map(|x| x * 4).collect();
-                    for v in [&mut r, &mut w] {
-                        v.sort_unstable();
-                        v.dedup();
-                    }
-                    tx(*p, &r, &w)
+                    Tx::new(*p, r.iter().map(|x| x * 4).collect(), w.iter().map(|x| x * 4).collect())
                 })
                 .collect();
             let (t, r) = Trie::build(&Replay::new(txs, contexts), bits).unwrap();
