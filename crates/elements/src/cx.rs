@@ -16,6 +16,7 @@ pub struct Cx {
     /// Simulated time of the packet being processed (its trace timestamp), nanoseconds.
     pub now_ns: u64,
     pub(crate) element: u32,
+    #[cfg(not(pktflow_fast))]
     pub(crate) instr: u32,
     pub(crate) trace: PacketTrace,
     pub(crate) out: Vec<(usize, Packet)>,

@@ -618,10 +618,19 @@ impl Router {
     }
 
     #[inline]
+    #[cfg(not(pktflow_fast))]
     fn begin(&mut self, e: u32) -> (u32, u32) {
         self.cx.element = e;
         self.cx.instr = 0;
         (e, self.cx.trace.accesses.len() as u32)
+    }
+
+    /// Fast build: nothing is recorded, only which element runs (drops and outputs name it).
+    #[inline]
+    #[cfg(pktflow_fast)]
+    fn begin(&mut self, e: u32) -> (u32, u32) {
+        self.cx.element = e;
+        (e, 0)
     }
 
     #[inline]
@@ -1082,6 +1091,14 @@ impl Router {
     /// when the tap is on.
     pub fn take_departed(&mut self) -> std::vec::Drain<'_, (u32, Packet)> {
         self.cx.departed.drain(..)
+    }
+
+    /// [`Router::take_departed`] by exchanging vectors: `into` (empty) takes the packets that
+    /// left and the router keeps `into`'s buffer, so neither is reallocated or copied.
+    #[inline]
+    pub fn swap_departed(&mut self, into: &mut Vec<(u32, Packet)>) {
+        debug_assert!(into.is_empty());
+        std::mem::swap(&mut self.cx.departed, into);
     }
 
     /// Index into the sources (trace interface) whose device is `dev`.

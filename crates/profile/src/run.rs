@@ -7,7 +7,8 @@ use crate::profiler::Profiler;
 use pktflow_elements::Router;
 use pktflow_model::{cancel, PacketTrace};
 use pktflow_traffic::{
-    CaptureFormat, DevicePcaps, PcapReader, PrefixWeighting, TracePacket, LINKTYPE_ETHERNET,
+    CaptureFormat, DevicePcaps, PrefixWeighting, TraceFileReader, TracePacket, TraceRef,
+    LINKTYPE_ETHERNET,
 };
 use serde_json::json;
 use std::cell::RefCell;
@@ -251,7 +252,12 @@ fn linktype_name(lt: u16) -> &'static str {
 /// The packets of a trace file with link types checked, truncation counted and input
 /// interfaces assigned by the rule.
 struct TraceFile {
-    reader: PcapReader,
+    reader: TraceFileReader,
+    place: Placer,
+}
+
+/// How a trace file's packets are given their input interface, and the count of them.
+struct Placer {
     path: String,
     rule: InputPort,
     ifaces: Ifaces,
@@ -265,6 +271,16 @@ struct TraceFile {
 /// allocates nothing per packet once the buffer holds the largest one. Every source of
 /// [`packet_source`] is one; [`IterSource`] makes one of any packet iterator.
 pub trait PacketSource: Iterator<Item = Result<TracePacket, String>> {
+    /// The next packet, borrowed: from the source's own storage (a mapped trace file) or read
+    /// into `scratch` (its buffer reused); `Ok(None)` once the source is exhausted. Default:
+    /// [`PacketSource::next_into`] `scratch`.
+    fn next_ref<'a>(
+        &'a mut self,
+        scratch: &'a mut TracePacket,
+    ) -> Result<Option<TraceRef<'a>>, String> {
+        Ok(self.next_into(scratch)?.then(|| scratch.as_ref()))
+    }
+
     /// Read the next packet into `tp`; `Ok(false)` once the source is exhausted. Default: the
     /// iterator's next packet moved into `tp`.
     fn next_into(&mut self, tp: &mut TracePacket) -> Result<bool, String> {
@@ -308,12 +324,10 @@ impl Iterator for TraceFile {
     }
 }
 
-impl PacketSource for TraceFile {
-    fn next_into(&mut self, tp: &mut TracePacket) -> Result<bool, String> {
-        if !self.reader.read_into(tp).map_err(|e| e.to_string())? {
-            return Ok(false);
-        }
-        let lt = self.reader.linktype(tp.iface).unwrap_or(LINKTYPE_ETHERNET);
+impl Placer {
+    /// Check the link type `lt` of a packet read, choose its input interface by the rule and
+    /// count it; returns the interface.
+    fn place(&mut self, lt: u16, iface: u16, data: &[u8], truncated: bool) -> Result<u16, String> {
         if lt != LINKTYPE_ETHERNET {
             return Err(format!(
                 "{}: link type {lt} ({}) is not supported: the trace must hold Ethernet frames (link type 1)",
@@ -324,10 +338,10 @@ impl PacketSource for TraceFile {
         let n = self.n_inputs.max(1);
         let mut st = self.stats.borrow_mut();
         let placed = match self.rule {
-            InputPort::Auto => Some(tp.iface as usize),
+            InputPort::Auto => Some(iface as usize),
             InputPort::RoundRobin => Some((self.k % n as u64) as usize),
-            InputPort::ByDstMac => by_dst_mac(&tp.data, &self.ifaces),
-            InputPort::BySubnet => by_subnet(&tp.data, &self.ifaces),
+            InputPort::ByDstMac => by_dst_mac(data, &self.ifaces),
+            InputPort::BySubnet => by_subnet(data, &self.ifaces),
             InputPort::Fixed(i) => Some(i as usize),
         };
         let iface = match placed {
@@ -342,18 +356,50 @@ impl PacketSource for TraceFile {
                 0
             }
         };
-        tp.iface = iface as u16;
         self.k += 1;
         st.packets += 1;
-        if tp.is_truncated() {
+        if truncated {
             st.truncated += 1;
         }
         if st.per_interface.len() < n {
             st.per_interface.resize(n, 0);
         }
         st.per_interface[iface] += 1;
-        drop(st);
+        Ok(iface as u16)
+    }
+}
+
+impl PacketSource for TraceFile {
+    fn next_into(&mut self, tp: &mut TracePacket) -> Result<bool, String> {
+        if !self.reader.read_into(tp).map_err(|e| e.to_string())? {
+            return Ok(false);
+        }
+        let lt = self.reader.linktype(tp.iface).unwrap_or(LINKTYPE_ETHERNET);
+        tp.iface = self
+            .place
+            .place(lt, tp.iface, &tp.data, tp.is_truncated())?;
         Ok(true)
+    }
+
+    /// A mapped file's packets are borrowed from the mapping, not copied.
+    fn next_ref<'a>(
+        &'a mut self,
+        scratch: &'a mut TracePacket,
+    ) -> Result<Option<TraceRef<'a>>, String> {
+        // A mapped file is a classic pcap: one interface, whose link type is the header's.
+        let Some(lt) = self
+            .reader
+            .is_mapped()
+            .then(|| self.reader.linktype(0))
+            .flatten()
+        else {
+            return Ok(self.next_into(scratch)?.then(|| scratch.as_ref()));
+        };
+        let Some(mut r) = self.reader.next_ref(scratch).map_err(|e| e.to_string())? else {
+            return Ok(None);
+        };
+        r.iface = self.place.place(lt, r.iface, r.data, r.is_truncated())?;
+        Ok(Some(r))
     }
 }
 
@@ -433,7 +479,7 @@ fn packets_counted(
     };
     Ok(match source {
         Source::Pcap { path, input_port } => {
-            let r = PcapReader::open(Path::new(path)).map_err(|e| e.to_string())?;
+            let r = TraceFileReader::open(Path::new(path)).map_err(|e| e.to_string())?;
             let hints = TrafficHints::from_graph(&app.graph, &app.base_dir)?;
             let ifaces: Ifaces = hints.interfaces[..hints.interfaces_known].to_vec();
             let classic = matches!(r.format(), CaptureFormat::Pcap { .. });
@@ -475,12 +521,14 @@ fn packets_counted(
             }
             Box::new(TraceFile {
                 reader: r,
-                path: path.clone(),
-                rule,
-                ifaces,
-                n_inputs,
-                stats: stats.clone(),
-                k: 0,
+                place: Placer {
+                    path: path.clone(),
+                    rule,
+                    ifaces,
+                    n_inputs,
+                    stats: stats.clone(),
+                    k: 0,
+                },
             })
         }
         Source::Synthetic { packets, seed } => {

@@ -611,7 +611,10 @@ fn run_rtc_inner(
                     rep.pops += 1;
                     if failed.is_none() {
                         for tp in batch.iter() {
-                            if let Err(e) = d.process(tp, true).and_then(|_| d.process_pending()) {
+                            if let Err(e) = d
+                                .process(&tp.as_ref(), true)
+                                .and_then(|_| d.process_pending())
+                            {
                                 failed = Some(e);
                                 break;
                             }

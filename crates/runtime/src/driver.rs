@@ -10,7 +10,7 @@ use crate::engine::Engine;
 use pktflow_model::cancel;
 use pktflow_profile::neighbors::{arp_reply_into, ip_reply_due, ip_reply_into};
 use pktflow_profile::run::{IterSource, PacketSource, MAX_CONFIG_SOURCE_PACKETS};
-use pktflow_traffic::{Packet, TracePacket};
+use pktflow_traffic::{Packet, TracePacket, TraceRef};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -114,6 +114,9 @@ impl<E: Engine> Driver<E> {
 
     fn after_packet(&mut self) -> Result<(), String> {
         self.engine.drain_departed(&mut self.departed);
+        if self.departed.is_empty() {
+            return Ok(());
+        }
         let mut departed = std::mem::take(&mut self.departed);
         let mut err = None;
         for (sink, p) in departed.drain(..) {
@@ -124,23 +127,8 @@ impl<E: Engine> Driver<E> {
                     }
                 }
                 if let Some(iface) = info.iface {
-                    let mut r = self.spare.pop().unwrap_or_else(empty_trace_packet);
-                    if arp_reply_into(p.data(), self.last_ts, iface as u16, &mut r) {
-                        self.neighbor_replies += 1;
+                    if let Some(r) = self.answer(p.data(), iface as u16) {
                         self.pending.push_back(r);
-                    } else {
-                        if self.reply_every > 0 && self.from_source && ip_reply_due(p.data()) {
-                            self.ip_departures += 1;
-                            if self.ip_departures.is_multiple_of(self.reply_every)
-                                && ip_reply_into(p.data(), self.last_ts, iface as u16, &mut r)
-                            {
-                                self.ip_replies += 1;
-                                self.pending.push_back(r);
-                                self.engine.recycle(p);
-                                continue;
-                            }
-                        }
-                        self.spare.push(r);
                     }
                 }
             }
@@ -150,9 +138,36 @@ impl<E: Engine> Driver<E> {
         err.map_or(Ok(()), Err)
     }
 
+    /// The neighbour's answer to `frame`, leaving through the device of input interface
+    /// `iface`, if it has one: an ARP reply to an ARP request, or the far end's reply to every
+    /// `reply_every`-th IP packet of a source packet. Built in a spare buffer.
+    #[inline]
+    fn answer(&mut self, frame: &[u8], iface: u16) -> Option<TracePacket> {
+        let ethertype = frame.get(12..14)?;
+        if ethertype == [0x08, 0x06] {
+            let mut r = self.spare.pop().unwrap_or_else(empty_trace_packet);
+            if arp_reply_into(frame, self.last_ts, iface, &mut r) {
+                self.neighbor_replies += 1;
+                return Some(r);
+            }
+            self.spare.push(r);
+        } else if self.reply_every > 0 && self.from_source && ip_reply_due(frame) {
+            self.ip_departures += 1;
+            if self.ip_departures.is_multiple_of(self.reply_every) {
+                let mut r = self.spare.pop().unwrap_or_else(empty_trace_packet);
+                if ip_reply_into(frame, self.last_ts, iface, &mut r) {
+                    self.ip_replies += 1;
+                    return Some(r);
+                }
+                self.spare.push(r);
+            }
+        }
+        None
+    }
+
     /// Process one trace packet (`from_source`: it came from the source, not a neighbour).
     #[inline]
-    pub fn process(&mut self, tp: &TracePacket, from_source: bool) -> Result<(), String> {
+    pub fn process(&mut self, tp: &TraceRef<'_>, from_source: bool) -> Result<(), String> {
         self.from_source = from_source;
         if from_source {
             self.from_source_count += 1;
@@ -169,7 +184,7 @@ impl<E: Engine> Driver<E> {
             if self.next_id.is_multiple_of(1024) {
                 cancel::check().map_err(|c| c.to_string())?;
             }
-            self.process(&tp, false)?;
+            self.process(&tp.as_ref(), false)?;
             if self.spare.len() < MAX_SPARE {
                 self.spare.push(tp);
             }
@@ -187,8 +202,9 @@ impl<E: Engine> Driver<E> {
         self.run_source(&mut IterSource(packets), tick)
     }
 
-    /// [`Driver::run_stream`] reading each packet into one reused buffer
-    /// ([`PacketSource::next_into`]): a trace file's packets cost no allocation.
+    /// [`Driver::run_stream`] taking each packet borrowed ([`PacketSource::next_ref`]): from a
+    /// mapped trace file, or read into one reused buffer; a trace file's packets cost no
+    /// allocation.
     pub fn run_source(
         &mut self,
         packets: &mut dyn PacketSource,
@@ -205,10 +221,10 @@ impl<E: Engine> Driver<E> {
                     tick(self.next_id);
                 }
             }
-            if !packets.next_into(&mut tp)? {
+            let Some(r) = packets.next_ref(&mut tp)? else {
                 break;
-            }
-            self.process(&tp, true)?;
+            };
+            self.process(&r, true)?;
         }
         Ok(())
     }

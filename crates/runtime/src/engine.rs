@@ -7,7 +7,7 @@
 //!   `--cfg pktflow_fast` (cost recording compiled out, buffers reused).
 use pktflow_elements_fast::conf::Shared;
 use pktflow_model::{AppGraph, Diagnostic};
-use pktflow_traffic::{Packet, TracePacket};
+use pktflow_traffic::{Packet, TraceRef};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -46,7 +46,7 @@ impl Balance {
 /// What the driver needs of a router.
 pub trait Engine {
     /// Inject a packet built from `tp` (id `id`) on input interface `iface`.
-    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String>;
+    fn inject_trace(&mut self, tp: &TraceRef<'_>, id: u64) -> Result<(), String>;
     /// Process the next packet of the configuration's own sources; false once exhausted.
     fn generate_next(&mut self) -> bool;
     fn n_sources(&self) -> usize;
@@ -54,7 +54,8 @@ pub trait Engine {
     fn generator_names(&self) -> Vec<String>;
     fn stopped(&self) -> bool;
     fn set_tap(&mut self, on: bool);
-    /// Packets that left through sinks since the last call, with the sink's element index.
+    /// Packets that left through sinks since the last call, with the sink's element index,
+    /// into `into` (empty): the two vectors are exchanged, not copied.
     fn drain_departed(&mut self, into: &mut Vec<(u32, Packet)>);
     /// Give back a departed packet (its buffer is reused by the fast build).
     fn recycle(&mut self, p: Packet);
@@ -70,8 +71,8 @@ pub trait Engine {
 /// Refill a reused packet buffer with `bytes` and fresh annotations, as
 /// `TracePacket::to_packet` builds a new one: default headroom, then the bytes.
 #[inline]
-pub fn refill(p: &mut Packet, tp: &TracePacket, id: u64) {
-    p.refill_from(&tp.data);
+pub fn refill(p: &mut Packet, tp: &TraceRef<'_>, id: u64) {
+    p.refill_from(tp.data);
     p.anno.timestamp_ns = tp.timestamp_ns;
     p.anno.input_port = u8::try_from(tp.iface).unwrap_or(u8::MAX);
     if tp.is_truncated() {
@@ -100,8 +101,9 @@ macro_rules! common_engine {
         fn set_tap(&mut self, on: bool) {
             self.0.set_tap(on)
         }
+        #[inline]
         fn drain_departed(&mut self, into: &mut Vec<(u32, Packet)>) {
-            into.extend(self.0.take_departed());
+            self.0.swap_departed(into);
         }
         fn device_of(&self, element: u32) -> Option<String> {
             self.0
@@ -144,7 +146,7 @@ impl Recording {
 }
 
 impl Engine for Recording {
-    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String> {
+    fn inject_trace(&mut self, tp: &TraceRef<'_>, id: u64) -> Result<(), String> {
         self.0
             .inject(tp.iface as usize, tp.to_packet(id))
             .map(|_| ())
@@ -188,7 +190,7 @@ impl Fast {
 
 impl Engine for Fast {
     #[inline]
-    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String> {
+    fn inject_trace(&mut self, tp: &TraceRef<'_>, id: u64) -> Result<(), String> {
         let p = match self.0.take_free() {
             Some(mut p) => {
                 refill(&mut p, tp, id);
@@ -210,7 +212,7 @@ mod tests {
 
     #[test]
     fn refill_matches_a_new_packet() {
-        let tp = TracePacket {
+        let tp = pktflow_traffic::TracePacket {
             timestamp_ns: 77,
             iface: 1,
             data: (0u8..60).collect(),
@@ -224,7 +226,7 @@ mod tests {
             p.push_front(push);
             p.put(put);
             p.anno.paint = 3;
-            refill(&mut p, &tp, 5);
+            refill(&mut p, &tp.as_ref(), 5);
             assert_eq!(p.data(), fresh.data());
             assert_eq!(p.headroom(), fresh.headroom());
             assert_eq!(p.anno, fresh.anno);

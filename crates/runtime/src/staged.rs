@@ -534,7 +534,7 @@ fn worker(
                 work.push_back(item);
                 while let Some(item) = work.pop_front() {
                     let r = match item {
-                        Item::Trace { tp, from_source } => d.process(&tp, from_source),
+                        Item::Trace { tp, from_source } => d.process(&tp.as_ref(), from_source),
                         Item::Deliver {
                             to,
                             port,

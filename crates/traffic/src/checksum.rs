@@ -8,13 +8,25 @@
 /// One's-complement sum of `data` as big-endian 16-bit words (a trailing odd byte is padded
 /// with zero), added to `initial`; folded only as far as 32 bits, so callers can keep
 /// accumulating (pass the result as the next call's `initial`) and finish with [`fold`].
+///
+/// The words are added four bytes at a time: a 32-bit word `hi * 2^16 + lo` is congruent to
+/// `hi + lo` modulo 0xffff (2^16 = 1), and a one's-complement sum is that residue (0 only for
+/// all-zero data), so [`fold`] of the result equals the word-by-word sum's (RFC 1071, section
+/// 2(B), "parallel summation"; a property test compares the two). The unfolded value itself
+/// may differ from a word-by-word sum's.
+#[inline]
 pub fn ones_sum(data: &[u8], initial: u32) -> u32 {
     let mut sum = initial as u64;
-    let mut chunks = data.chunks_exact(2);
-    for c in &mut chunks {
+    let mut quads = data.chunks_exact(4);
+    for c in &mut quads {
+        sum += u32::from_be_bytes([c[0], c[1], c[2], c[3]]) as u64;
+    }
+    let rest = quads.remainder();
+    let mut pairs = rest.chunks_exact(2);
+    for c in &mut pairs {
         sum += u16::from_be_bytes([c[0], c[1]]) as u64;
     }
-    if let [last] = chunks.remainder() {
+    if let [last] = pairs.remainder() {
         sum += (*last as u64) << 8;
     }
     // Fold to 32 bits so callers can keep accumulating.
@@ -25,6 +37,7 @@ pub fn ones_sum(data: &[u8], initial: u32) -> u32 {
 }
 
 /// Fold a 32-bit one's-complement accumulator to 16 bits (end-around carry).
+#[inline]
 pub fn fold(mut sum: u32) -> u16 {
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
@@ -34,12 +47,14 @@ pub fn fold(mut sum: u32) -> u16 {
 
 /// The Internet checksum of `data` (e.g. an IPv4 header with its checksum field zeroed):
 /// the one's complement of the one's-complement sum.
+#[inline]
 pub fn ip_checksum(data: &[u8]) -> u16 {
     !fold(ones_sum(data, 0))
 }
 
 /// Unfolded one's-complement sum of the TCP/UDP pseudo-header: source and destination
 /// address, zero, protocol, and the L4 length (header + payload).
+#[inline]
 pub fn pseudo_header_sum(src: [u8; 4], dst: [u8; 4], protocol: u8, l4_len: u16) -> u32 {
     u16::from_be_bytes([src[0], src[1]]) as u32
         + u16::from_be_bytes([src[2], src[3]]) as u32
@@ -81,12 +96,14 @@ pub fn l4_checksum_ok(src: [u8; 4], dst: [u8; 4], protocol: u8, segment: &[u8]) 
 /// from `old_word` to `new_word`, `HC' = ~(~HC + ~m + m')` in one's-complement arithmetic.
 /// Unlike equation 2 of RFC 1141 it never yields 0xffff for data whose sum is non-zero, so
 /// it agrees bit for bit with a full recomputation on any header that is not all zeros.
+#[inline]
 pub fn incremental_update(old_sum: u16, old_word: u16, new_word: u16) -> u16 {
     let sum = (!old_sum) as u32 + (!old_word) as u32 + new_word as u32;
     !fold(sum)
 }
 
 /// [`incremental_update`] for a change of a 32-bit field (an IPv4 address): two words.
+#[inline]
 pub fn incremental_update32(old_sum: u16, old: u32, new: u32) -> u16 {
     let s = incremental_update(old_sum, (old >> 16) as u16, (new >> 16) as u16);
     incremental_update(s, old as u16, new as u16)
@@ -109,6 +126,31 @@ mod tests {
         let mut h = HDR;
         h[10..12].copy_from_slice(&0xb861u16.to_be_bytes());
         assert_eq!(ip_checksum(&h), 0, "a valid header sums to zero");
+    }
+
+    /// The word-by-word sum of RFC 1071, for comparison.
+    fn ones_sum_by_word(data: &[u8], initial: u32) -> u32 {
+        let mut sum = initial as u64;
+        for c in data.chunks(2) {
+            sum += (u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])) as u64;
+        }
+        while sum > 0xffff_ffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        sum as u32
+    }
+
+    proptest! {
+        #[test]
+        fn four_bytes_at_a_time_folds_as_word_by_word(
+            data in proptest::collection::vec(any::<u8>(), 0..80),
+            initial in any::<u32>(),
+            zeros in 0usize..9,
+        ) {
+            prop_assert_eq!(fold(ones_sum(&data, initial)), fold(ones_sum_by_word(&data, initial)));
+            let z = vec![0u8; zeros];
+            prop_assert_eq!(fold(ones_sum(&z, 0)), 0);
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! seeded synthetic traces, and routing tables (loaded from a BGP dump or generated).
 pub mod checksum;
 pub mod devices;
+pub mod mapped;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
@@ -11,9 +12,10 @@ pub mod thesis;
 
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
 pub use devices::{device_file_name, DevicePcaps};
+pub use mapped::{MappedPcap, TraceFileReader};
 pub use packet::{packets_created, Annotations, Packet};
 pub use pcap::{
-    CaptureFormat, PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET,
+    CaptureFormat, PcapOptions, PcapReader, PcapWriter, TracePacket, TraceRef, LINKTYPE_ETHERNET,
     LINKTYPE_RAW,
 };
 pub use pcapng::{PcapngOptions, PcapngWriter};

@@ -46,6 +46,7 @@ thread_local! {
 
 /// Packets constructed (new or cloned) on this thread so far. The functional run uses it to
 /// check that every packet created is delivered, dropped with a reason, or still held.
+#[inline]
 pub fn packets_created() -> u64 {
     CREATED.with(|c| c.get())
 }
@@ -132,6 +133,7 @@ impl PacketBuf {
     /// Make this packet what [`Packet::from_bytes`]`(bytes)` builds (zeroed default headroom,
     /// a copy of `bytes`, default annotations, id 0), reusing its allocation: how the real
     /// runtime refills the buffer of a packet that left with the next trace packet.
+    #[inline]
     pub fn refill_from(&mut self, bytes: &[u8]) {
         let need = DEFAULT_HEADROOM + bytes.len();
         if self.buf.len() < need {
@@ -145,27 +147,34 @@ impl PacketBuf {
         self.id = 0;
     }
 
+    #[inline]
     pub fn data(&self) -> &[u8] {
         &self.buf[self.head..self.tail]
     }
+    #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
         &mut self.buf[self.head..self.tail]
     }
+    #[inline]
     pub fn len(&self) -> usize {
         self.tail - self.head
     }
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.tail == self.head
     }
+    #[inline]
     pub fn headroom(&self) -> usize {
         self.head
     }
     /// Offset of the start of `data()` within the buffer (to relate `network_header` to data).
+    #[inline]
     pub fn data_offset(&self) -> usize {
         self.head
     }
 
     /// Remove `n` bytes from the front (Click `pull`, used by Strip). Saturates at the length.
+    #[inline]
     pub fn strip_front(&mut self, n: usize) {
         self.head += n.min(self.len());
     }
@@ -173,6 +182,7 @@ impl PacketBuf {
     /// Prepend `n` bytes (Click `push`, used by Unstrip and EtherEncap). Reuses headroom when
     /// there is enough; otherwise reallocates with fresh headroom. The new bytes are whatever
     /// the buffer held (Unstrip relies on this to restore a stripped header).
+    #[inline]
     pub fn push_front(&mut self, n: usize) {
         if n <= self.head {
             self.head -= n;
@@ -190,6 +200,7 @@ impl PacketBuf {
     }
 
     /// Append `n` zero bytes at the end.
+    #[inline]
     pub fn put(&mut self, n: usize) {
         if self.tail + n > self.buf.len() {
             self.buf.resize(self.tail + n, 0);
@@ -201,11 +212,13 @@ impl PacketBuf {
     }
 
     /// Remove `n` bytes from the end (Click `take`).
+    #[inline]
     pub fn take(&mut self, n: usize) {
         self.tail -= n.min(self.len());
     }
 
     /// The IP header, when the network header annotation is set and lies inside the data.
+    #[inline]
     pub fn ip_header(&self) -> Option<&[u8]> {
         let nh = self.anno.network_header?;
         if nh < self.head || nh >= self.tail {
@@ -213,6 +226,7 @@ impl PacketBuf {
         }
         Some(&self.buf[nh..self.tail])
     }
+    #[inline]
     pub fn ip_header_mut(&mut self) -> Option<&mut [u8]> {
         let nh = self.anno.network_header?;
         if nh < self.head || nh >= self.tail {
@@ -221,11 +235,13 @@ impl PacketBuf {
         Some(&mut self.buf[nh..self.tail])
     }
     /// Offset of the IP header relative to `data()`, if it lies inside the data.
+    #[inline]
     pub fn ip_offset(&self) -> Option<usize> {
         let nh = self.anno.network_header?;
         (nh >= self.head && nh < self.tail).then(|| nh - self.head)
     }
     /// Set the network header annotation to `data()[off..]` with header length `len`.
+    #[inline]
     pub fn set_ip_header(&mut self, off: usize, len: usize) {
         self.anno.network_header = Some(self.head + off);
         self.anno.network_header_len = len;

@@ -52,7 +52,7 @@ pub struct TracePacket {
 impl TracePacket {
     /// The capture kept fewer bytes than the packet had on the wire (snap length).
     pub fn is_truncated(&self) -> bool {
-        (self.data.len() as u64) < self.orig_len as u64
+        self.as_ref().is_truncated()
     }
 
     /// Bytes on the wire: the original length, or the captured bytes if a writer recorded less.
@@ -61,12 +61,57 @@ impl TracePacket {
             .max(u32::try_from(self.data.len()).unwrap_or(u32::MAX))
     }
 
+    /// The packet as a borrowed view (what the runtime injects).
+    #[inline]
+    pub fn as_ref(&self) -> TraceRef<'_> {
+        TraceRef {
+            timestamp_ns: self.timestamp_ns,
+            iface: self.iface,
+            data: &self.data,
+            orig_len: self.orig_len,
+        }
+    }
+
+    /// A packet for the functional run: see [`TraceRef::to_packet`].
+    pub fn to_packet(&self, id: u64) -> Packet {
+        self.as_ref().to_packet(id)
+    }
+}
+
+/// A captured packet whose bytes are borrowed: from a [`TracePacket`], from a memory-mapped
+/// trace file ([`MappedPcap`]) or from a batch of packets handed to a thread. The fields mean
+/// what [`TracePacket`]'s do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceRef<'a> {
+    pub timestamp_ns: u64,
+    pub iface: u16,
+    pub data: &'a [u8],
+    pub orig_len: u32,
+}
+
+impl TraceRef<'_> {
+    /// The capture kept fewer bytes than the packet had on the wire (snap length).
+    #[inline]
+    pub fn is_truncated(&self) -> bool {
+        (self.data.len() as u64) < self.orig_len as u64
+    }
+
+    /// An owned copy.
+    pub fn to_owned(&self) -> TracePacket {
+        TracePacket {
+            timestamp_ns: self.timestamp_ns,
+            iface: self.iface,
+            data: self.data.to_vec(),
+            orig_len: self.orig_len,
+        }
+    }
+
     /// A packet for the functional run: a copy of the bytes with the timestamp and input
     /// port annotations set (interfaces above 255 saturate at 255, since the annotation is a
     /// byte, as in Click), the wire length of a truncated capture (`orig_len` when it exceeds
     /// the captured bytes) and the trace position `id`.
     pub fn to_packet(&self, id: u64) -> Packet {
-        let mut p = Packet::from_bytes(&self.data);
+        let mut p = Packet::from_bytes(self.data);
         p.anno.timestamp_ns = self.timestamp_ns;
         p.anno.input_port = u8::try_from(self.iface).unwrap_or(u8::MAX);
         if self.is_truncated() {
@@ -151,6 +196,7 @@ pub(crate) fn create_buffered(path: &Path) -> Result<(BufWriter<File>, String), 
     Ok((BufWriter::with_capacity(1 << 16, f), name))
 }
 
+#[inline]
 pub(crate) fn u16_at(b: &[u8], i: usize, be: bool) -> u16 {
     let a = [b[i], b[i + 1]];
     if be {
@@ -160,6 +206,7 @@ pub(crate) fn u16_at(b: &[u8], i: usize, be: bool) -> u16 {
     }
 }
 
+#[inline]
 pub(crate) fn u32_at(b: &[u8], i: usize, be: bool) -> u32 {
     let a = [b[i], b[i + 1], b[i + 2], b[i + 3]];
     if be {
@@ -186,11 +233,45 @@ pub enum CaptureFormat {
     Pcapng,
 }
 
-struct PcapState {
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PcapState {
     be: bool,
     nano: bool,
     linktype: u16,
     snaplen: u32,
+}
+
+impl PcapState {
+    /// A record header's (timestamp in ns, captured length, original length), or what is
+    /// wrong with it (the mapped and the streaming reader report the same).
+    #[inline]
+    pub(crate) fn linktype(&self) -> u16 {
+        self.linktype
+    }
+
+    pub(crate) fn big_endian(&self) -> bool {
+        self.be
+    }
+
+    pub(crate) fn nanosecond(&self) -> bool {
+        self.nano
+    }
+
+    #[inline]
+    pub(crate) fn record(&self, h: &[u8; 16]) -> Result<(u64, u32, u32), (&'static str, String)> {
+        let sec = u32_at(h, 0, self.be) as u64;
+        let frac = u32_at(h, 4, self.be) as u64;
+        let incl = u32_at(h, 8, self.be);
+        let orig = u32_at(h, 12, self.be);
+        if incl > MAX_CAPLEN {
+            return Err((
+                "corrupt packet record",
+                format!("captured length {incl} exceeds the maximum {MAX_CAPLEN}"),
+            ));
+        }
+        let ts = sec * 1_000_000_000 + if self.nano { frac } else { frac * 1000 };
+        Ok((ts, incl, orig))
+    }
 }
 
 enum State {
@@ -305,6 +386,18 @@ impl<R: Read> PcapReader<R> {
         }
     }
 
+    /// The classic pcap header read (None for pcapng).
+    pub(crate) fn pcap_state(&self) -> Option<PcapState> {
+        match &self.state {
+            State::Pcap(s) => Some(*s),
+            State::Ng(_) => None,
+        }
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.src.name
+    }
+
     /// Bytes consumed so far.
     pub fn offset(&self) -> u64 {
         self.src.off
@@ -354,17 +447,7 @@ impl<R: Read> PcapReader<R> {
                 format!("16 bytes needed, {n} remain"),
             ));
         }
-        let sec = u32_at(&h, 0, s.be) as u64;
-        let frac = u32_at(&h, 4, s.be) as u64;
-        let incl = u32_at(&h, 8, s.be);
-        let orig = u32_at(&h, 12, s.be);
-        if incl > MAX_CAPLEN {
-            return Err(src.err(
-                start,
-                "corrupt packet record",
-                format!("captured length {incl} exceeds the maximum {MAX_CAPLEN}"),
-            ));
-        }
+        let (timestamp_ns, incl, orig) = s.record(&h).map_err(|d| src.err(start, d.0, d.1))?;
         out.data.clear();
         let got = src.append(&mut out.data, incl as u64)?;
         if got < incl as u64 {
@@ -374,7 +457,7 @@ impl<R: Read> PcapReader<R> {
                 format!("header says {incl} bytes, {got} remain"),
             ));
         }
-        out.timestamp_ns = sec * 1_000_000_000 + if s.nano { frac } else { frac * 1000 };
+        out.timestamp_ns = timestamp_ns;
         out.iface = 0;
         out.orig_len = orig;
         Ok(true)
