@@ -495,7 +495,11 @@ fn report(
 }
 
 /// A batch of trace packets handed from the I/O thread to a worker.
-type Batch = Vec<TracePacket>;
+type Batch = crate::batch::TraceBatch;
+
+/// Bytes of packet data a new batch makes room for per packet (a full-size Ethernet frame is
+/// 1,514; a batch grows past it once and is then reused).
+const BATCH_BYTES_EACH: usize = 256;
 
 fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, String> {
     let n = req.threads;
@@ -565,7 +569,7 @@ fn run_rtc_inner(
         ));
     }
     drop(probe);
-    let mut it = source_iter(app, req)?;
+    let mut it = packet_source(app, &req.source)?;
     let mut producers = Vec::new();
     let mut consumers = Vec::new();
     let mut returns_p = Vec::new();
@@ -611,10 +615,7 @@ fn run_rtc_inner(
                     rep.pops += 1;
                     if failed.is_none() {
                         for tp in batch.iter() {
-                            if let Err(e) = d
-                                .process(&tp.as_ref(), true)
-                                .and_then(|_| d.process_pending())
-                            {
+                            if let Err(e) = d.process(&tp, true).and_then(|_| d.process_pending()) {
                                 failed = Some(e);
                                 break;
                             }
@@ -648,28 +649,34 @@ fn run_rtc_inner(
             pin_to(n);
         }
         let io = (|| -> Result<(u64, Vec<u64>), String> {
-            let mut batches: Vec<Batch> = (0..n).map(|_| Vec::with_capacity(req.batch)).collect();
+            let new_batch = || Batch::with_capacity(req.batch, BATCH_BYTES_EACH);
+            let mut batches: Vec<Batch> = (0..n).map(|_| new_batch()).collect();
             let mut full_waits = vec![0u64; n];
             let mut count = 0u64;
+            // A batch comes back from its worker through the return ring and is refilled, so
+            // in steady state reading and handing packets over allocates nothing.
             let flush = |k: usize,
                          batches: &mut Vec<Batch>,
                          producers: &mut Vec<ring::Producer<Batch>>,
                          returns_c: &mut Vec<ring::Consumer<Batch>>,
                          full_waits: &mut Vec<u64>| {
-                let fresh = returns_c[k]
-                    .try_pop()
-                    .unwrap_or_else(|| Vec::with_capacity(req.batch));
+                let fresh = returns_c[k].try_pop().unwrap_or_else(new_batch);
                 let b = std::mem::replace(&mut batches[k], fresh);
                 full_waits[k] += producers[k].push(b);
             };
-            for tp in it.by_ref() {
-                let tp = tp?;
+            let mut scratch = TracePacket {
+                timestamp_ns: 0,
+                iface: 0,
+                data: Vec::new(),
+                orig_len: 0,
+            };
+            while let Some(tp) = it.next_ref(&mut scratch)? {
                 count += 1;
                 if count.is_multiple_of(1024) {
                     pktflow_model::cancel::check().map_err(|c| c.to_string())?;
                 }
-                let k = crate::flow::thread_of(&tp.data, n);
-                batches[k].push(tp);
+                let k = crate::flow::thread_of(tp.data, n);
+                batches[k].push(&tp);
                 if batches[k].len() >= req.batch {
                     flush(
                         k,

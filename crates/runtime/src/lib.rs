@@ -4,6 +4,7 @@
 //! - [`engine`]: the recording and the fast build of the elements behind one interface.
 //! - [`driver`]: one router fed from a packet source, with the functional run's link neighbours,
 //!   writing each `ToDevice` to a pcap.
+//! - [`batch`]: trace packets for one thread, their bytes in one reused buffer.
 //! - [`ring`]: the bounded single-producer single-consumer ring between threads.
 //! - [`api`]: the JSON request and result of `pktflow run`; one thread, or run-to-completion
 //!   copies of the graph on several threads fed by flow hash from an I/O thread.
@@ -14,6 +15,7 @@
 //! time between the first packet read and the last one processed (setup and flushing the output
 //! files excluded); neighbour answers are processed but not counted in it.
 pub mod api;
+pub mod batch;
 pub mod driver;
 pub mod engine;
 pub mod flow;
