@@ -62,6 +62,8 @@ pub struct Router {
     /// For each element, the storage element downstream of its output 0 (only for elements
     /// that read its length).
     downstream_queue: Vec<Option<u32>>,
+    /// Per element, [`Element::is_storage`] (asked once, not at every pull).
+    storage: Vec<bool>,
     /// Script/DriverManager elements.
     scripts: Vec<u32>,
     /// A stop was requested (script `stop`, `COUNT_CALL ... stop`).
@@ -470,6 +472,7 @@ impl Router {
                 at = out_edge[j as usize].first().copied().flatten();
             }
         }
+        let storage = elems.iter().map(|e| e.is_storage()).collect();
         let scripts: Vec<u32> = (0..n as u32)
             .filter(|&i| {
                 matches!(
@@ -500,6 +503,7 @@ impl Router {
             stopped: false,
             call_errors: None,
             downstream_queue,
+            storage,
             #[cfg(pktflow_fast)]
             local: Vec::new(),
             #[cfg(pktflow_fast)]
@@ -652,6 +656,9 @@ impl Router {
 
     /// Deliver what the last visit emitted (in reverse, so the stack pops them in port order).
     fn route_emitted(&mut self, from: u32) {
+        if self.cx.out.is_empty() {
+            return;
+        }
         #[cfg(pktflow_fast)]
         if self.local.is_empty() {
             // Every element runs here: nothing is set aside.
@@ -741,7 +748,7 @@ impl Router {
         if depth > 64 {
             return Err(());
         }
-        if self.elems[e as usize].is_storage() {
+        if self.storage[e as usize] {
             // Fast build: an empty storage element has nothing to give; its pull would only
             // record the empty poll's cost.
             #[cfg(pktflow_fast)]
@@ -802,6 +809,12 @@ impl Router {
             let Some((up, up_port)) = self.in_edge[s as usize].first().copied().flatten() else {
                 continue;
             };
+            // Fast build: a sink that pulls straight from an empty queue has nothing to take
+            // (`pull_ready` only reads the time: asking it can be skipped).
+            #[cfg(pktflow_fast)]
+            if self.storage[up as usize] && self.elems[up as usize].held() == 0 {
+                continue;
+            }
             let mut guard = 0;
             while self.elems[s as usize].pull_ready(self.cx.now_ns) {
                 let Ok(r) = self.pull_from(up, up_port, 0) else {

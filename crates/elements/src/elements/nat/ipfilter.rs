@@ -1010,13 +1010,14 @@ fn compare(op: Op, x: u32, v: u32) -> bool {
 impl Prim {
     /// Evaluate on the IP header `h`; records the bytes read. Truncated fields do not match.
     fn eval<C: EvalCost>(&self, h: &[u8], c: &mut C) -> bool {
-        let hl = ((h.first().copied().unwrap_or(0) & 0x0f) as usize) * 4;
+        // Header facts, each read only by the fields that need it.
+        let hl = || ((h.first().copied().unwrap_or(0) & 0x0f) as usize) * 4;
         let proto = h.get(9).copied().unwrap_or(0);
-        let first_frag = be16(h, 6).is_some_and(|f| f & 0x1fff == 0);
-        // L4 tests: protocol, first fragment, then the field.
-        let l4 = |want: &dyn Fn(u8) -> bool, c: &mut C| -> bool {
+        let first_frag = || be16(h, 6).is_some_and(|f| f & 0x1fff == 0);
+        // L4 tests: protocol (`proto_ok`), first fragment, then the field.
+        let l4 = |proto_ok: bool, c: &mut C| -> bool {
             c.prim(3, 3);
-            h.len() >= 20 && want(proto) && first_frag
+            h.len() >= 20 && proto_ok && first_frag()
         };
         let x = match self.field {
             Field::Proto => {
@@ -1033,9 +1034,9 @@ impl Prim {
             }
             Field::SrcPort(p) | Field::DstPort(p) => {
                 let ok = l4(
-                    &|x| match p {
-                        Some(p) => x == p,
-                        None => x == 6 || x == 17,
+                    match p {
+                        Some(p) => proto == p,
+                        None => proto == 6 || proto == 17,
                     },
                     c,
                 );
@@ -1048,7 +1049,7 @@ impl Prim {
                 } else {
                     2
                 };
-                match be16(h, hl + off) {
+                match be16(h, hl() + off) {
                     Some(v) => v,
                     None => return false,
                 }
@@ -1084,11 +1085,11 @@ impl Prim {
             }
             Field::IpBytes(pos, len) | Field::TranspBytes(pos, len) => {
                 let base = if matches!(self.field, Field::TranspBytes(..)) {
-                    if !first_frag {
+                    if !first_frag() {
                         c.prim(3, 2);
                         return false;
                     }
-                    hl
+                    hl()
                 } else {
                     0
                 };
@@ -1107,14 +1108,14 @@ impl Prim {
                 }
             }
             Field::TcpFlags | Field::TcpWin => {
-                if !l4(&|x| x == 6, c) {
+                if !l4(proto == 6, c) {
                     return false;
                 }
                 c.prim(3, 2);
                 let v = if self.field == Field::TcpFlags {
-                    h.get(hl + 13).map(|&b| b as u32)
+                    h.get(hl() + 13).map(|&b| b as u32)
                 } else {
-                    be16(h, hl + 14)
+                    be16(h, hl() + 14)
                 };
                 match v {
                     Some(v) => v,
@@ -1122,11 +1123,11 @@ impl Prim {
                 }
             }
             Field::IcmpType => {
-                if !l4(&|x| x == 1, c) {
+                if !l4(proto == 1, c) {
                     return false;
                 }
                 c.prim(3, 1);
-                match h.get(hl) {
+                match h.get(hl()) {
                     Some(&t) => t as u32,
                     None => return false,
                 }
