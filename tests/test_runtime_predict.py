@@ -43,8 +43,12 @@ def test_predict_is_the_simulators_own_figure():
     p = runtime.predict(r, "host", costs="estimates")
     assert p["costs"] == {"kind": "estimates"}
     m = npsim.maxrate("nat", arch="host", pes=1, replication="global", packets=2000)
-    assert p["predicted_packets_per_second"] == m["packets_per_second"]
+    assert p["simulator_packets_per_second"] == m["packets_per_second"]
     assert "element_costs" not in p["simulator_settings"]["spec"]
+    # Counted as the run counts: packets from the source, not the neighbours' answers.
+    share = 2000 / m["report"]["injected"]
+    assert 0 < share < 1 and p["source_share_of_simulated_packets"] == pytest.approx(share)
+    assert p["predicted_packets_per_second"] == pytest.approx(share * m["packets_per_second"])
     # A machine twice as fast (all cycles halved by doubling the clock) predicts more.
     fast = runtime.predict(r, "host", costs="estimates", arch_set=["np.pe_frequency_mhz=5900"])
     assert fast["predicted_packets_per_second"] > 1.5 * p["predicted_packets_per_second"]
@@ -93,7 +97,7 @@ def test_predict_host_charges_the_measured_cost_table(threads):
     # simulator's rate is the clock over them (within the search's bracket and the warm-up).
     per_packet = _instructions_per_packet(c)
     bound = threads * 2950e6 / per_packet
-    assert 0.8 * bound < p["predicted_packets_per_second"] <= 1.05 * bound
+    assert 0.8 * bound < p["simulator_packets_per_second"] <= 1.05 * bound
 
 
 def test_predict_table_lists_the_measured_costs(capsys):
