@@ -12,10 +12,10 @@ import typer
 from rich.table import Table
 
 from pktflow import PktflowError, _ui, runtime
+from pktflow._request import choice
 from pktflow._ui import console, emit_json
 from pktflow.cli_app import INPUT_PORT_HELP, parse_count, parse_input_port
 from pktflow.cli_np import interruptible
-from pktflow._request import choice
 from pktflow.runtime import Io, Model
 
 

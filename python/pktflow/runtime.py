@@ -165,10 +165,10 @@ def predict(
     relative error ``(predicted - measured) / measured``.
 
     Run-to-completion on N threads is global replication over N PEs (every task may run on any
-    PE, interface tasks included: :func:`rtc_mapping`; one thread is one PE). The simulator is fed the same packets: ``trace`` (the run's trace
-    file) or, for a synthetic run, as many synthetic packets as the run took, with ``seed`` when
-    the run was given one. ``arch_set``: ``KEY=VALUE`` overrides of the architecture (as
-    ``pktflow maxrate --set``).
+    PE, interface tasks included: :func:`rtc_mapping`; one thread is one PE). The simulator is
+    fed the same packets: ``trace`` (the run's trace file) or, for a synthetic run, as many
+    synthetic packets as the run took, with ``seed`` when the run was given one. ``arch_set``:
+    ``KEY=VALUE`` overrides of the architecture (as ``pktflow maxrate --set``).
 
     ``costs``: ``measured`` (the default for ``arch="host"``) charges each element visit its
     mean time on this host (:func:`host_costs`, converted with the architecture's clock) and
@@ -256,7 +256,8 @@ def predict(
             notes.append("the I/O thread that hands packets to the threads is not simulated")
     else:
         notes.append(
-            "reading the trace and handing packets to threads are not simulated: the simulator's packets arrive for free"
+            "reading the trace and handing packets to threads are not simulated: "
+            "the simulator's packets arrive for free"
         )
     return {
         "arch": str(arch),
