@@ -37,14 +37,102 @@ def test_predict_reports_both_rates_and_the_error(threads):
 
 
 def test_predict_is_the_simulators_own_figure():
-    """The predicted rate is maxrate's for the same mapping, not derived from the measurement."""
+    """With the elements' estimates, the predicted rate is maxrate's for the same mapping, not
+    derived from the measurement."""
     r = runtime.run("nat", synthetic=2000, threads=1)
-    p = runtime.predict(r, "host")
+    p = runtime.predict(r, "host", costs="estimates")
+    assert p["costs"] == {"kind": "estimates"}
     m = npsim.maxrate("nat", arch="host", pes=1, replication="global", packets=2000)
-    assert p["predicted_packets_per_second"] == m["packets_per_second"]
+    assert p["simulator_packets_per_second"] == m["packets_per_second"]
+    assert "element_costs" not in p["simulator_settings"]["spec"]
+    # Counted as the run counts: packets from the source, not the neighbours' answers.
+    share = 2000 / m["report"]["injected"]
+    assert 0 < share < 1 and p["source_share_of_simulated_packets"] == pytest.approx(share)
+    assert p["predicted_packets_per_second"] == pytest.approx(share * m["packets_per_second"])
     # A machine twice as fast (all cycles halved by doubling the clock) predicts more.
-    fast = runtime.predict(r, "host", arch_set=["np.pe_frequency_mhz=5900"])
+    fast = runtime.predict(r, "host", costs="estimates", arch_set=["np.pe_frequency_mhz=5900"])
     assert fast["predicted_packets_per_second"] > 1.5 * p["predicted_packets_per_second"]
+
+
+def _instructions_per_packet(c: dict) -> float:
+    """Mean instructions per packet the cost table charges over the measured run."""
+    m, t = c["measurement"], c["table"]
+    per_elem = sum(e["visits"] * t["instructions_per_visit"][e["name"]] for e in m["elements"])
+    return per_elem / m["packets_injected"] + t["per_packet_instructions"]
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_predict_host_charges_the_measured_cost_table(threads):
+    r = run_json("run", "router", "--synthetic", "2000", "--threads", str(threads), "--predict", "host")
+    p = r["prediction"]
+    c = p["costs"]
+    assert c["kind"] == "measured"
+    m, t = c["measurement"], c["table"]
+    # Measured on the run's packets: every element named, the source's visit left to the driver.
+    names = {e["name"] for e in m["elements"]}
+    assert set(t["instructions_per_visit"]) == names
+    assert m["packets_from_source"] == 2000 and m["packets_injected"] >= 2000
+    assert m["clock_ticks_per_second"] > 0 and m["driver_ns_per_packet"] > 0
+    visited = [e for e in m["elements"] if e["visits"]]
+    assert visited and all(e["ns_per_visit"] >= 0 for e in m["elements"])
+    # ns to instructions with the preset's clock (2,950 MHz, 1 cycle per instruction).
+    assert c["instructions_per_ns"] == pytest.approx(2.95)
+    e = visited[0]
+    assert t["instructions_per_visit"][e["name"]] == pytest.approx(2.95 * e["ns_per_visit"])
+    assert t["per_packet_instructions"] == pytest.approx(2.95 * m["driver_ns_per_packet"])
+    assert t["keep_accesses"] is False
+    # The simulator was given the table, and the error is finite.
+    given = p["simulator_settings"]["spec"]["element_costs"]
+    assert given["instructions_per_visit"] == pytest.approx(t["instructions_per_visit"])
+    assert given["per_packet_instructions"] == pytest.approx(t["per_packet_instructions"])
+    # Run-to-completion: the interface elements run on every PE too (global replication
+    # alone binds each to one PE).
+    mp = p["simulator_settings"]["spec"]["mapping"]
+    assert {"FromDevice@8", "todev0"} <= set(mp)
+    assert all(v["pes"] == list(range(threads)) for v in mp.values())
+    err = p["relative_error"]
+    assert err is not None and err == err and abs(err) < 1e6
+    assert any("measured on this host" in n for n in p["notes"])
+    # With no memory accesses, one PE is busy for the table's instructions per packet: the
+    # simulator's rate is the clock over them (within the search's bracket and the warm-up).
+    per_packet = _instructions_per_packet(c)
+    bound = threads * 2950e6 / per_packet
+    assert 0.8 * bound < p["simulator_packets_per_second"] <= 1.05 * bound
+
+
+def test_predict_table_lists_the_measured_costs(capsys):
+    code, out, err = run_main(capsys, "run", "router", "--synthetic", "1000", "--predict", "host")
+    assert code == 0, err
+    assert "element costs measured on this host" in out and "(driver)" in out
+    assert "measured costs" in out
+
+
+@pytest.mark.parametrize(
+    "argv,msg",
+    [
+        (["--predict", "host", "--predict-costs", "guessed"], "--predict-costs must be one of measured, estimates"),
+        (["--predict-costs", "measured"], "--predict-costs applies to --predict ARCH"),
+    ],
+)
+def test_predict_costs_bad_value_is_one_line_exit_2(capsys, argv, msg):
+    code, _, err = run_main(capsys, "run", "router", "--synthetic", "100", *argv)
+    assert code == 2
+    assert msg in one_error_line(err)
+
+
+def test_bad_element_cost_table_is_refused_by_the_simulator():
+    import json
+
+    from pktflow import PktflowError, _core
+
+    req = json.loads(npsim._request("router", "host", None, 1, "global", 100, None, None, None, None, None))
+    for table, msg in [
+        ({"instructions_per_visit": {"nosuch": 1.0}}, "unknown element 'nosuch'"),
+        ({"instructions_per_visit": {}, "per_packet_instructions": -3}, "per_packet_instructions"),
+    ]:
+        req["spec"]["element_costs"] = table
+        with pytest.raises(PktflowError, match=msg):
+            _core.maxrate(json.dumps(req), None)
 
 
 def test_predict_table_shows_measured_predicted_error(capsys):

@@ -138,6 +138,10 @@ def runtime_run(request: str, progress: Optional[Callable[[int], None]] = None) 
     """Run an application on the host's cores without cost recording: copies of the graph (rtc), element groups
     joined by rings (pipeline) or a mapping file's placement (hybrid); JSON in and out, docs/runtime.md."""
 
+def runtime_host_costs(request: str) -> str:
+    """What each element costs on this host: the request's packets on one thread through the timed build of the
+    elements; per element visits and mean ns per visit, the driver's ns per packet; JSON in and out, docs/runtime.md."""
+
 def rtc_conflicts(request: str) -> str:
     """Conflicting packets within windows of consecutive packets (JSON in and out, docs/rtc.md)."""
 

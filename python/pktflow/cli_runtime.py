@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 from pktflow import PktflowError, _ui, runtime
+from pktflow._request import choice
 from pktflow._ui import console, emit_json
 from pktflow.cli_app import INPUT_PORT_HELP, parse_count, parse_input_port
 from pktflow.cli_np import interruptible
@@ -81,6 +82,15 @@ def run_cmd(
         "e.g. host, or a TOML file) with the run's mapping (N threads = global replication over N PEs) and "
         "report predicted and measured packets/s and the relative error.",
     ),
+    predict_costs: Optional[str] = typer.Option(
+        None,
+        "--predict-costs",
+        metavar="measured|estimates",
+        help="With --predict: the element costs the simulator charges. measured (the default for "
+        "--predict host): each element's mean time per visit on this host and the driver's time per "
+        "packet, measured on one thread by a timed build of the elements. estimates (the default for "
+        "other architectures): the elements' own instruction and memory-access estimates.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
 ) -> None:
     """Run APP for real on this machine's cores, without recording costs: packets per second,
@@ -94,6 +104,9 @@ def run_cmd(
     if rule is not None and trace is None:
         raise PktflowError("--input-port applies to a --trace file only")
     out_dir = _ui.output_dir(out_dir, "--out-dir")
+    costs = choice(predict_costs, runtime.Costs, "--predict-costs")
+    if costs is not None and predict is None:
+        raise PktflowError("--predict-costs applies to --predict ARCH")
     if predict is not None:
         _check_predict_arch(predict)
     with _ui.progress("run", "packets", None) as bar:
@@ -115,7 +128,7 @@ def run_cmd(
             progress=lambda done: bar.update(done),
         )
     if predict is not None:
-        r["prediction"] = _predict(r, predict, trace, seed)
+        r["prediction"] = _predict(r, predict, trace, seed, costs)
     if as_json:
         emit_json(r)
         return
@@ -174,13 +187,33 @@ def _check_predict_arch(arch: str) -> None:
         )
 
 
-def _predict(r: dict, arch: str, trace: Optional[Path], seed: Optional[int]) -> dict:
+def _predict(r: dict, arch: str, trace: Optional[Path], seed: Optional[int], costs: Optional[str]) -> dict:
     with _ui.progress("predict", "probes", None) as bar:
-        return runtime.predict(r, arch, trace=trace, seed=seed, progress=lambda done, total, _c: bar.update(done))
+        return runtime.predict(
+            r, arch, trace=trace, seed=seed, costs=costs, progress=lambda done, total, _c: bar.update(done)
+        )
 
 
 def _print_prediction(p: dict) -> None:
-    t = Table(title=f"prediction on {p['arch']}: {p['mapping']}")
+    c = p.get("costs") or {}
+    if c.get("kind") == "measured":
+        m = c["measurement"]
+        t = Table(title=f"element costs measured on this host ({m['packets_injected']} packets, one thread)")
+        for col in ("element", "class", "visits", "ns per visit", "instructions per visit"):
+            t.add_column(col, justify="right")
+        per = c["table"]["instructions_per_visit"]
+        for e in m["elements"]:
+            if e["visits"]:
+                t.add_row(e["name"], e["class"], str(e["visits"]), f"{e['ns_per_visit']:.1f}", f"{per[e['name']]:.0f}")
+        t.add_row(
+            "(driver)",
+            "per packet",
+            str(m["packets_injected"]),
+            f"{m['driver_ns_per_packet']:.1f}",
+            f"{c['table']['per_packet_instructions']:.0f}",
+        )
+        console.print(t)
+    t = Table(title=f"prediction on {p['arch']} ({c.get('kind', 'estimates')} costs): {p['mapping']}")
     for col in ("measured packets/s", "predicted packets/s", "error"):
         t.add_column(col, justify="right")
     err = p["relative_error"]

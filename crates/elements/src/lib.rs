@@ -9,6 +9,7 @@ pub mod elements;
 pub mod net;
 pub mod registry;
 pub mod runtime;
+pub mod timing;
 
 pub use cx::Cx;
 pub use element::{Element, Ports, Processing, Role};

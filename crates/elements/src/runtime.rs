@@ -89,6 +89,9 @@ pub struct Router {
     n_exported: u64,
     #[cfg(pktflow_fast)]
     n_received: u64,
+    /// Timed build: host ticks and visits per element (crate::timing).
+    #[cfg(pktflow_timed)]
+    pub(crate) visit_clock: crate::timing::VisitClock,
 }
 
 fn push_err(errs: &mut Vec<Diagnostic>, span: &Span, msg: String) {
@@ -514,6 +517,8 @@ impl Router {
             n_exported: 0,
             #[cfg(pktflow_fast)]
             n_received: 0,
+            #[cfg(pktflow_timed)]
+            visit_clock: Default::default(),
         };
         // Script instructions before their first wait run now, before any packet.
         if let Err((i, m)) = r.run_scripts(false) {
@@ -626,6 +631,8 @@ impl Router {
     fn begin(&mut self, e: u32) -> (u32, u32) {
         self.cx.element = e;
         self.cx.instr = 0;
+        #[cfg(pktflow_timed)]
+        self.visit_clock.start();
         (e, self.cx.trace.accesses.len() as u32)
     }
 
@@ -639,7 +646,10 @@ impl Router {
 
     #[inline]
     #[cfg(pktflow_fast)]
-    fn end(&mut self, _v: (u32, u32), _port: u16) {}
+    fn end(&mut self, _v: (u32, u32), _port: u16) {
+        #[cfg(pktflow_timed)]
+        self.visit_clock.stop(_v.0);
+    }
 
     #[inline]
     #[cfg(not(pktflow_fast))]

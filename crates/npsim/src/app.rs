@@ -8,6 +8,7 @@ use crate::mapper::{
 use crate::maxrate::{max_rate_with, MaxRate, MaxRateConfig};
 use crate::stats::SimReport;
 use pktflow_arch::np::NpArch;
+use pktflow_profile::costs::CostTable;
 use pktflow_profile::run::{Run, Source};
 use pktflow_traffic::PrefixWeighting;
 use serde::{Deserialize, Serialize};
@@ -45,6 +46,10 @@ pub struct AppSpec {
     /// (the mapper must be `round-robin`); elements not named keep it. See [`ElementMap`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub mapping: Option<BTreeMap<String, ElementMap>>,
+    /// Measured per-element costs replacing the elements' estimates in every trace
+    /// (`pktflow run --predict host`: [`pktflow_profile::costs`], docs/runtime.md "Prediction").
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub element_costs: Option<CostTable>,
 }
 
 /// Where one element runs in an explicit mapping ([`AppSpec::mapping`]).
@@ -196,6 +201,7 @@ impl Default for AppSpec {
             mapper: "round-robin".into(),
             destinations: None,
             mapping: None,
+            element_costs: None,
         }
     }
 }
@@ -319,6 +325,10 @@ impl Prepared {
         let app = pktflow_profile::app::load_app(&spec.app)?;
         let names: Vec<String> = app.graph.elements.iter().map(|e| e.name.clone()).collect();
         let classes: Vec<String> = app.graph.elements.iter().map(|e| e.class.clone()).collect();
+        if let Some(t) = &spec.element_costs {
+            t.validate(&names)
+                .map_err(|e| format!("spec.element_costs: {e}"))?;
+        }
         let writes_files = app.graph.elements.iter().any(|e| writes_files(&e.class));
         let iface: Vec<bool> = app
             .graph
@@ -436,7 +446,7 @@ impl Prepared {
             );
         }
         let dir = OutDir::new(self.writes_files)?;
-        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let mut run = self.start_run(&dir.path)?;
         let r = crate::simulate_with(
             &self.arch,
             pes,
@@ -450,10 +460,20 @@ impl Prepared {
         r
     }
 
+    /// A fresh functional run of this application's traffic, its traces carrying the
+    /// measured element costs when the spec has them.
+    fn start_run(&self, out_dir: &std::path::Path) -> Result<Run, String> {
+        let mut run = Run::start(&self.spec.app, &self.source(), out_dir)?;
+        if let Some(t) = &self.spec.element_costs {
+            run.set_costs(t)?;
+        }
+        Ok(run)
+    }
+
     /// [xform hook] `f` over a fresh functional run of this application's traffic.
     pub fn with_run<T>(&self, f: impl FnOnce(&mut Run) -> Result<T, String>) -> Result<T, String> {
         let dir = OutDir::new(self.writes_files)?;
-        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let mut run = self.start_run(&dir.path)?;
         let r = f(&mut run);
         drop(run);
         r
@@ -474,7 +494,7 @@ impl Prepared {
             ..cfg.clone()
         };
         let dir = OutDir::new(self.writes_files)?;
-        let mut run = Run::start(&self.spec.app, &self.source(), &dir.path)?;
+        let mut run = self.start_run(&dir.path)?;
         let r = crate::simulate(&self.arch, pes, &inf, self.names.clone(), &c, &mut run);
         drop(run);
         let r = r?;

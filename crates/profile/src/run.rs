@@ -1,6 +1,7 @@
 //! Drive a functional run: an application, a packet source (pcap/pcapng file or seeded
 //! synthetic trace shaped for the application), and a consumer of the per-packet traces.
 use crate::app::{load_app, App};
+use crate::costs::{CostOverride, CostTable};
 use crate::hints::TrafficHints;
 use crate::neighbors::{arp_reply_for, ip_reply_for};
 use crate::profiler::Profiler;
@@ -460,6 +461,10 @@ pub struct Run {
     device_writer: Vec<Option<usize>>,
     /// The device pcaps written, once the run has finished.
     pub device_outputs: Vec<PathBuf>,
+    /// Measured costs replacing the elements' estimates in every trace ([`Run::set_costs`]),
+    /// and the rewritten trace handed out.
+    costs: Option<CostOverride>,
+    costed: PacketTrace,
 }
 
 /// The packet iterator of a source (not [`Source::Auto`] with generators), shaped for `app`
@@ -625,6 +630,8 @@ impl Run {
             devices: None,
             device_writer: Vec::new(),
             device_outputs: Vec::new(),
+            costs: None,
+            costed: PacketTrace::default(),
         };
         // Translators (NAT) need return traffic: answer every second departing packet.
         if run
@@ -644,6 +651,32 @@ impl Run {
     /// applications with an IPRewriter/IPAddrRewriter, else 0).
     pub fn set_reply_every(&mut self, k: u64) {
         self.reply_every = k;
+    }
+
+    /// Replace the elements' estimated costs in every trace [`Run::next_trace`] returns by
+    /// `table`'s (crate::costs): the one place measured costs enter the timing models.
+    pub fn set_costs(&mut self, table: &CostTable) -> Result<(), String> {
+        let names: Vec<String> = self
+            .app
+            .graph
+            .elements
+            .iter()
+            .map(|e| e.name.clone())
+            .collect();
+        self.costs = Some(CostOverride::new(table, &names)?);
+        Ok(())
+    }
+
+    /// The last packet's trace, with the measured costs when set.
+    fn trace_out(&mut self) -> &PacketTrace {
+        match self.costs.as_mut() {
+            None => self.router.last_trace(),
+            Some(o) => {
+                self.costed.clone_from(self.router.last_trace());
+                o.apply(&mut self.costed);
+                &self.costed
+            }
+        }
     }
 
     /// Whether simulated link neighbours answer ARP requests (default on).
@@ -773,7 +806,7 @@ impl Run {
                 self.next_id += 1;
                 self.router.inject(tp.iface as usize, p)?;
                 self.departures(true)?;
-                Ok(Some(self.router.last_trace()))
+                Ok(Some(self.trace_out()))
             }
             None => {
                 self.finish_outputs()?;
@@ -791,7 +824,7 @@ impl Run {
             self.next_id += 1;
             self.router.inject(tp.iface as usize, p)?;
             self.departures(true)?;
-            return Ok(Some(self.router.last_trace()));
+            return Ok(Some(self.trace_out()));
         }
         self.from_source = true;
         let limit_hit = self.stats.borrow().packets >= MAX_CONFIG_SOURCE_PACKETS;
@@ -810,7 +843,7 @@ impl Run {
         self.last_ts = self.router.last_trace().timestamp_ns;
         let answer = self.router.n_sources() > 0;
         self.departures(answer)?;
-        Ok(Some(self.router.last_trace()))
+        Ok(Some(self.trace_out()))
     }
 }
 

@@ -15,7 +15,17 @@ fn runtime_run(py: Python<'_>, request: &str, progress: Option<Py<PyAny>>) -> Py
     .map_err(PktflowError::new_err)
 }
 
+/// What each element costs on this host: the request's packets on one thread through the
+/// timed build of the elements (`pktflow_runtime::hostcost`); JSON in and out.
+#[pyfunction]
+fn runtime_host_costs(py: Python<'_>, request: &str) -> PyResult<String> {
+    let r = request.to_string();
+    run_cancellable(py, move || pktflow_runtime::hostcost::measure_json(&r))?
+        .map_err(PktflowError::new_err)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_run, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime_host_costs, m)?)?;
     Ok(())
 }

@@ -6,6 +6,8 @@
 //!   writing each `ToDevice` to a pcap.
 //! - [`batch`]: trace packets for one thread, their bytes in one reused buffer.
 //! - [`ring`]: the bounded single-producer single-consumer ring between threads.
+//! - [`hostcost`]: what each element costs on this host (the timed build, one thread), for
+//!   `pktflow run --predict host`.
 //! - [`api`]: the JSON request and result of `pktflow run`; one thread, or run-to-completion
 //!   copies of the graph on several threads fed by flow hash from an I/O thread.
 //! - [`mapping`] and [`staged`]: element groups on threads joined by rings (`--model pipeline`,
@@ -19,6 +21,7 @@ pub mod batch;
 pub mod driver;
 pub mod engine;
 pub mod flow;
+pub mod hostcost;
 pub mod mapping;
 pub mod merge;
 pub mod ring;
