@@ -631,8 +631,6 @@ impl Router {
     fn begin(&mut self, e: u32) -> (u32, u32) {
         self.cx.element = e;
         self.cx.instr = 0;
-        #[cfg(pktflow_timed)]
-        self.visit_clock.start();
         (e, self.cx.trace.accesses.len() as u32)
     }
 
@@ -641,6 +639,8 @@ impl Router {
     #[cfg(pktflow_fast)]
     fn begin(&mut self, e: u32) -> (u32, u32) {
         self.cx.element = e;
+        #[cfg(pktflow_timed)]
+        self.visit_clock.start();
         (e, 0)
     }
 

@@ -102,7 +102,7 @@ macro_rules! common_engine {
             self.0.set_tap(on)
         }
         #[inline]
-        fn drain_departed(&mut self, into: &mut Vec<(u32, Packet)>) {
+        fn drain_departed(&mut self, into: &mut Vec<(u32, pktflow_traffic::Packet)>) {
             self.0.swap_departed(into);
         }
         fn device_of(&self, element: u32) -> Option<String> {
@@ -131,6 +131,35 @@ macro_rules! common_engine {
         }
     };
 }
+
+pub(crate) use common_engine;
+
+/// `inject_trace` and `recycle` of a build that reuses packet buffers (the fast and the timed
+/// build): a departed packet's buffer is refilled with the next trace packet.
+macro_rules! reusing_engine {
+    () => {
+        #[inline]
+        fn inject_trace(
+            &mut self,
+            tp: &pktflow_traffic::TraceRef<'_>,
+            id: u64,
+        ) -> Result<(), String> {
+            let p = match self.0.take_free() {
+                Some(mut p) => {
+                    $crate::engine::refill(&mut p, tp, id);
+                    p
+                }
+                None => tp.to_packet(id),
+            };
+            self.0.inject(tp.iface as usize, p).map(|_| ())
+        }
+        fn recycle(&mut self, p: pktflow_traffic::Packet) {
+            self.0.recycle(p);
+        }
+        $crate::engine::common_engine!();
+    };
+}
+pub(crate) use reusing_engine;
 
 /// The functional run with cost recording (the reference).
 pub struct Recording(pub pktflow_elements::Router);
@@ -189,21 +218,7 @@ impl Fast {
 }
 
 impl Engine for Fast {
-    #[inline]
-    fn inject_trace(&mut self, tp: &TraceRef<'_>, id: u64) -> Result<(), String> {
-        let p = match self.0.take_free() {
-            Some(mut p) => {
-                refill(&mut p, tp, id);
-                p
-            }
-            None => tp.to_packet(id),
-        };
-        self.0.inject(tp.iface as usize, p).map(|_| ())
-    }
-    fn recycle(&mut self, p: Packet) {
-        self.0.recycle(p);
-    }
-    common_engine!();
+    reusing_engine!();
 }
 
 #[cfg(test)]

@@ -15,12 +15,12 @@
 //! Conversion to the simulator's cycles is the caller's (it knows the architecture's clock):
 //! `cycles = ns x pe_frequency_mhz / 1000`.
 use crate::driver::Driver;
-use crate::engine::{refill, Engine};
+use crate::engine::Engine;
 use pktflow_elements_timed::timing;
 use pktflow_model::AppGraph;
 use pktflow_profile::app::{format_diagnostics, load_app};
 use pktflow_profile::run::{packet_source, Source};
-use pktflow_traffic::{Packet, TracePacket};
+
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::Instant;
@@ -44,65 +44,7 @@ impl Timed {
 }
 
 impl Engine for Timed {
-    #[inline]
-    fn inject_trace(&mut self, tp: &TracePacket, id: u64) -> Result<(), String> {
-        let p = match self.0.take_free() {
-            Some(mut p) => {
-                refill(&mut p, tp, id);
-                p
-            }
-            None => tp.to_packet(id),
-        };
-        self.0.inject(tp.iface as usize, p).map(|_| ())
-    }
-    fn generate_next(&mut self) -> bool {
-        self.0.generate_next().is_some()
-    }
-    fn n_sources(&self) -> usize {
-        self.0.n_sources()
-    }
-    fn n_generators(&self) -> usize {
-        self.0.n_generators()
-    }
-    fn generator_names(&self) -> Vec<String> {
-        self.0.generator_names()
-    }
-    fn stopped(&self) -> bool {
-        self.0.stopped()
-    }
-    fn set_tap(&mut self, on: bool) {
-        self.0.set_tap(on)
-    }
-    fn drain_departed(&mut self, into: &mut Vec<(u32, Packet)>) {
-        into.extend(self.0.take_departed());
-    }
-    fn recycle(&mut self, p: Packet) {
-        self.0.recycle(p);
-    }
-    fn device_of(&self, element: u32) -> Option<String> {
-        self.0
-            .element(element as usize)
-            .device()
-            .map(str::to_string)
-    }
-    fn class_of(&self, element: u32) -> &str {
-        &self.0.graph.elements[element as usize].class
-    }
-    fn source_index_of_device(&self, dev: &str) -> Option<usize> {
-        self.0.source_index_of_device(dev)
-    }
-    fn last_timestamp(&self) -> u64 {
-        self.0.last_trace().timestamp_ns
-    }
-    fn finish(&mut self) -> Result<(), String> {
-        self.0.finish()
-    }
-    fn stats(&self) -> Value {
-        self.0.stats()
-    }
-    fn held_total(&self) -> u64 {
-        self.0.held().iter().map(|(_, c)| *c as u64).sum()
-    }
+    crate::engine::reusing_engine!();
 }
 
 /// Raw totals of one timed run.
