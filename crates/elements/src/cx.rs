@@ -19,6 +19,10 @@ pub struct Cx {
     #[cfg(not(pktflow_fast))]
     pub(crate) instr: u32,
     pub(crate) trace: PacketTrace,
+    /// What the current visit emitted, in order: the first packet here (most visits emit
+    /// exactly one, which the runtime hands on without touching a vector), the others in `out`.
+    /// `out` holds packets only when `first` does.
+    pub(crate) first: Option<(usize, Packet)>,
     pub(crate) out: Vec<(usize, Packet)>,
     /// When set, packets leaving through sinks are kept (element, packet) instead of freed, so
     /// the driver can look at them (e.g. answer ARP requests on the link).
@@ -164,7 +168,30 @@ impl Cx {
     /// Send `p` out of output `port`.
     #[inline]
     pub fn emit(&mut self, port: usize, p: Packet) {
-        self.out.push((port, p));
+        if self.first.is_none() {
+            self.first = Some((port, p));
+        } else {
+            self.out.push((port, p));
+        }
+    }
+
+    /// The last packet emitted and not yet taken (the runtime routes them last to first).
+    #[inline]
+    pub(crate) fn pop_emitted(&mut self) -> Option<(usize, Packet)> {
+        self.out.pop().or_else(|| self.first.take())
+    }
+
+    /// Packets emitted and not yet taken.
+    pub fn emitted_count(&self) -> usize {
+        usize::from(self.first.is_some()) + self.out.len()
+    }
+
+    /// Everything emitted since the last call, in the order emitted (for tests and tools that
+    /// run an element by hand).
+    pub fn take_emitted(&mut self) -> Vec<(usize, Packet)> {
+        let mut v: Vec<(usize, Packet)> = self.first.take().into_iter().collect();
+        v.append(&mut self.out);
+        v
     }
 
     /// Drop `p`, recording why.

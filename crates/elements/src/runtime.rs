@@ -666,13 +666,13 @@ impl Router {
 
     /// Deliver what the last visit emitted (in reverse, so the stack pops them in port order).
     fn route_emitted(&mut self, from: u32) {
-        if self.cx.out.is_empty() {
+        if self.cx.first.is_none() {
             return;
         }
         #[cfg(pktflow_fast)]
         if self.local.is_empty() {
             // Every element runs here: nothing is set aside.
-            while let Some((port, p)) = self.cx.out.pop() {
+            while let Some((port, p)) = self.cx.pop_emitted() {
                 match self.out_edge[from as usize].get(port).copied().flatten() {
                     Some((to, to_port)) => self.stack.push((to, to_port, p)),
                     None => {
@@ -685,7 +685,7 @@ impl Router {
         }
         #[cfg(pktflow_fast)]
         let first_export = self.exported.len();
-        while let Some((port, p)) = self.cx.out.pop() {
+        while let Some((port, p)) = self.cx.pop_emitted() {
             match self.out_edge[from as usize].get(port).copied().flatten() {
                 #[cfg(pktflow_fast)]
                 Some((to, to_port))
@@ -742,11 +742,14 @@ impl Router {
         let direct = self.local.is_empty();
         #[cfg(not(pktflow_fast))]
         let direct = true;
-        if direct && self.cx.out.len() == 1 {
-            let port = self.cx.out[0].0;
-            if let Some((to, to_port)) = self.out_edge[from as usize].get(port).copied().flatten() {
-                let (_, p) = self.cx.out.pop().expect("one packet emitted");
-                return Some((to, to_port, p));
+        if direct && self.cx.out.is_empty() {
+            if let Some((port, _)) = self.cx.first {
+                if let Some((to, to_port)) =
+                    self.out_edge[from as usize].get(port).copied().flatten()
+                {
+                    let (_, p) = self.cx.first.take().expect("one packet emitted");
+                    return Some((to, to_port, p));
+                }
             }
         }
         self.route_emitted(from);
@@ -856,7 +859,7 @@ impl Router {
         self.cx.now_ns = p.anno.timestamp_ns;
         self.cx.trace.timestamp_ns = p.anno.timestamp_ns;
         self.cx.element = start;
-        self.cx.out.push((0, p));
+        self.cx.emit(0, p);
         self.route_emitted(start);
         self.run_stack();
         self.drain_pull_sinks();
@@ -983,7 +986,7 @@ impl Router {
         self.cx.instr(4);
         self.cx.write_meta(16);
         self.end(v, 0);
-        self.cx.out.push((0, p));
+        self.cx.emit(0, p);
         self.route_emitted(start);
         self.run_stack();
         self.drain_pull_sinks();

@@ -84,7 +84,7 @@ pub(crate) mod testutil {
         let mut cx = Cx::new();
         cx.now_ns = now_ns;
         e.push(port, p, &mut cx);
-        (std::mem::take(&mut cx.out), cx.trace.clone())
+        (cx.take_emitted(), cx.trace.clone())
     }
     pub fn push(
         e: &mut dyn Element,

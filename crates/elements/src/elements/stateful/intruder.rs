@@ -579,7 +579,7 @@ mod tests {
         for f in frames {
             let mut cx = Cx::new();
             e.push(0, Packet::from_bytes(f), &mut cx);
-            all.append(&mut cx.out);
+            all.append(&mut cx.take_emitted());
         }
         all
     }
@@ -624,7 +624,7 @@ mod tests {
             ] {
                 let mut cx = Cx::new();
                 e.push(0, Packet::from_bytes(&bad), &mut cx);
-                assert!(cx.out.is_empty() && cx.trace().fates.len() == 1);
+                assert!((cx.emitted_count() == 0) && cx.trace().fates.len() == 1);
             }
         }
     }

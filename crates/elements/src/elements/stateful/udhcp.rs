@@ -801,8 +801,8 @@ mod tests {
         let d = request(DISCOVER, [0; 4], 0x8000, &[]);
         let mut cx = run(&mut s, &d, 0);
         // Ping request to the first pool address on output 1; no offer yet.
-        assert_eq!(cx.out.len(), 1);
-        let (port, ping) = cx.out.pop().unwrap();
+        assert_eq!(cx.emitted_count(), 1);
+        let (port, ping) = cx.pop_emitted().unwrap();
         assert_eq!(port, 1);
         assert_eq!(&ping.data()[30..34], &[10, 0, 1, 0]);
         assert_eq!(ping.data()[34], 8);
@@ -810,7 +810,7 @@ mod tests {
         let other = request(99, [0; 4], 0, &[]);
         assert!(run(&mut s, &other, SEC / 4).out.is_empty());
         let mut cx = run(&mut s, &other, SEC);
-        let (port, offer) = cx.out.pop().unwrap();
+        let (port, offer) = cx.pop_emitted().unwrap();
         assert_eq!(port, 0);
         assert_eq!(offer.data(), &expected_offer()[..]);
     }
@@ -831,7 +831,7 @@ mod tests {
             ),
             2 * SEC,
         );
-        let (_, ack) = cx.out.pop().unwrap();
+        let (_, ack) = cx.pop_emitted().unwrap();
         let b = &ack.data()[42..];
         assert_eq!(b[242], ACK);
         assert_eq!(&ack.data()[0..6], &CMAC);
@@ -843,7 +843,7 @@ mod tests {
             &request(REQUEST, [0; 4], 0, &[50, 4, 10, 0, 1, 5]),
             3 * SEC,
         );
-        let (_, nak) = cx.out.pop().unwrap();
+        let (_, nak) = cx.pop_emitted().unwrap();
         assert_eq!(nak.data()[42 + 242], NAK);
         assert_eq!(&nak.data()[42 + 16..42 + 20], &[0; 4]);
         // RELEASE frees the lease.
@@ -851,7 +851,7 @@ mod tests {
         assert_eq!(s.leases[0].state, State::Free);
         // A DISCOVER whose ping is answered: the address is in use, the next one is tried.
         let mut cx = run(&mut s, &request(DISCOVER, [0; 4], 0, &[]), 5 * SEC);
-        let (_, ping) = cx.out.pop().unwrap();
+        let (_, ping) = cx.pop_emitted().unwrap();
         let mut reply = ping.data()[34..].to_vec();
         reply[0] = 0;
         let f = ip_frame(SMAC, [2; 6], [10, 0, 1, 0], [10, 0, 0, 1], 1, &reply);
@@ -861,7 +861,7 @@ mod tests {
             .out
             .is_empty());
         let mut cx = run(&mut s, &request(DISCOVER, [0; 4], 0, &[]), 8 * SEC);
-        assert_eq!(&cx.out.pop().unwrap().1.data()[30..34], &[10, 0, 1, 1]);
+        assert_eq!(&cx.pop_emitted().unwrap().1.data()[30..34], &[10, 0, 1, 1]);
     }
 
     #[test]

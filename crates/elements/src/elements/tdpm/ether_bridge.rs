@@ -135,14 +135,26 @@ mod tests {
         let (a, b) = ([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
         let mut cx = Cx::new();
         e.push(0, frame(r, a), &mut cx);
-        assert_eq!(cx.out.pop().unwrap().0, 0, "router MAC goes to layer 3");
+        assert_eq!(
+            cx.take_emitted().pop().unwrap().0,
+            0,
+            "router MAC goes to layer 3"
+        );
         // b unknown: flooded to the other port; then b speaks on port 1 and is learned.
         e.push(0, frame(b, a), &mut cx);
-        assert_eq!(cx.out.pop().unwrap().0, 2);
+        assert_eq!(cx.take_emitted().pop().unwrap().0, 2);
         e.push(1, frame(a, b), &mut cx);
-        assert_eq!(cx.out.pop().unwrap().0, 1, "a was learned on port 0");
+        assert_eq!(
+            cx.take_emitted().pop().unwrap().0,
+            1,
+            "a was learned on port 0"
+        );
         e.push(0, frame(b, a), &mut cx);
-        assert_eq!(cx.out.pop().unwrap().0, 2, "b was learned on port 1");
+        assert_eq!(
+            cx.take_emitted().pop().unwrap().0,
+            2,
+            "b was learned on port 1"
+        );
         assert!(make("PORTS 0", &InitEnv::default()).is_err());
         assert!(make("zz:00", &InitEnv::default()).is_err());
     }

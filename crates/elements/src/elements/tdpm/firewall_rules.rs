@@ -478,7 +478,7 @@ mod tests {
         let mut cx = Cx::new();
         let mut verdict = |p: Packet| {
             f.push(0, p, &mut cx);
-            cx.out.pop().unwrap().0
+            cx.pop_emitted().unwrap().0
         };
         assert_eq!(verdict(pkt(6, [10, 1, 1, 1], [192, 168, 1, 5], 999, 23)), 1);
         assert_eq!(
@@ -512,7 +512,7 @@ mod tests {
                 .map(|a| a.bytes)
                 .sum::<u32>()
         };
-        let port = cx.out.pop().unwrap().0;
+        let port = cx.pop_emitted().unwrap().0;
         (
             cx.instr as u64,
             sum(pktflow_model::MemType::StaticState),

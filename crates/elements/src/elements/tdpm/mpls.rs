@@ -241,7 +241,7 @@ mod tests {
         let orig = ip_frame([10, 1, 2, 3], 64);
         let before = orig.data().to_vec();
         push.push(0, orig, &mut cx);
-        let (port, p) = cx.out.pop().unwrap();
+        let (port, p) = cx.pop_emitted().unwrap();
         assert_eq!(port, 0);
         assert_eq!(p.len(), 64);
         assert_eq!(&p.data()[12..14], &ETH_MPLS);
@@ -253,19 +253,19 @@ mod tests {
         );
         assert_eq!(&p.data()[0..12], &before[0..12]);
         swap.push(0, p, &mut cx);
-        let (port, p) = cx.out.pop().unwrap();
+        let (port, p) = cx.pop_emitted().unwrap();
         assert_eq!(port, 1, "label 200 pops");
         assert_eq!(p.data(), &before[..], "pop restores the original frame");
         // Swap path.
         push.push(0, ip_frame([10, 9, 9, 9], 64), &mut cx);
-        let (_, p) = cx.out.pop().unwrap();
+        let (_, p) = cx.pop_emitted().unwrap();
         swap.push(0, p, &mut cx);
-        let (port, p) = cx.out.pop().unwrap();
+        let (port, p) = cx.pop_emitted().unwrap();
         let e = u32::from_be_bytes(p.data()[14..18].try_into().unwrap());
         assert_eq!((port, e >> 12, e & 0xff), (0, 300, 63));
         // No FEC: output 1 unchanged; unknown label dropped.
         push.push(0, ip_frame([192, 168, 0, 1], 64), &mut cx);
-        assert_eq!(cx.out.pop().unwrap().0, 1);
+        assert_eq!(cx.pop_emitted().unwrap().0, 1);
         assert!(make_swap("5 6, 5 pop", &env).is_err());
         assert!(make_push("10.0.0.0/8 2000000", &env).is_err());
     }
