@@ -36,6 +36,30 @@ def test_predict_reports_both_rates_and_the_error(threads):
     assert s["spec"]["replication"] == "global" and s["spec"]["packets"] == 3000
 
 
+@pytest.mark.parametrize("model", ["pipeline", "hybrid"])
+def test_predict_element_groups_maps_the_runs_placement(model, tmp_path):
+    """A pipeline or hybrid run is predicted with its own placement: every element on the PEs of
+    the threads that ran it."""
+    argv = ["run", "router", "--synthetic", "2000", "--threads", "2", "--model", model]
+    if model == "hybrid":
+        mapping = tmp_path / "m.json"
+        mapping.write_text('{"threads": [["rt", "arpq0"], ["rt", "arpq1"]]}')
+        argv += ["--mapping", str(mapping)]
+    r = run_json(*argv, "--predict", "host", "--predict-costs", "estimates")
+    p = r["prediction"]
+    assert p["model"] == model and p["replication"] == "as placed"
+    placed: dict[str, list[int]] = {}
+    for st in r["placement"]["stages"]:
+        for name in st["elements"]:
+            placed.setdefault(name, []).append(st["thread"])
+    assert {k: v["pes"] for k, v in p["simulator_mapping"].items()} == placed
+    assert {k: v["pes"] for k, v in p["simulator_settings"]["spec"]["mapping"].items()} == placed
+    assert any(sorted(v) == [0, 1] for v in placed.values()) == (model == "hybrid")
+    q, m = p["predicted_packets_per_second"], p["measured_packets_per_second"]
+    assert q > 0 and p["relative_error"] == pytest.approx((q - m) / m)
+    assert any("rings" in n for n in p["notes"])
+
+
 def test_predict_is_the_simulators_own_figure():
     """With the elements' estimates, the predicted rate is maxrate's for the same mapping, not
     derived from the measurement."""

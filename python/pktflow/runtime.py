@@ -149,6 +149,22 @@ def rtc_mapping(app: str, threads: int) -> dict[str, Any]:
     return {e["name"]: {"pes": pes} for e in graph(app)["elements"] if e["class"] in _INTERFACE_CLASSES}
 
 
+def placement_mapping(result: dict[str, Any]) -> dict[str, Any]:
+    """The element groups of a ``pipeline`` or ``hybrid`` run (its ``placement.stages``: the
+    elements of each thread) as the simulator's explicit mapping: every element on the PEs of
+    the threads that hold it (thread k = PE k; an element on several threads is replicated)."""
+    from pktflow import PktflowError
+
+    stages = (result.get("placement") or {}).get("stages")
+    if not stages:
+        raise PktflowError("--predict: the run reports no placement of its elements on threads")
+    mapping: dict[str, Any] = {}
+    for st in stages:
+        for name in st["elements"]:
+            mapping.setdefault(name, {"pes": []})["pes"].append(int(st["thread"]))
+    return mapping
+
+
 def predict(
     result: dict[str, Any],
     arch: str,
@@ -179,8 +195,7 @@ def predict(
     from pktflow import PktflowError, npsim
 
     settings = result["settings"]
-    if settings.get("model", "rtc") != "rtc":
-        raise PktflowError(f"--predict: the {settings.get('model')} model has no simulator mapping yet (rtc only)")
+    model = settings.get("model", "rtc")
     kind = choice(costs, Costs, "--predict-costs")
     if kind is None:
         kind = "measured" if str(arch) == "host" else "estimates"
@@ -224,7 +239,15 @@ def predict(
             None,
         )
     )
-    req["spec"]["mapping"] = rtc_mapping(result["app"], threads)
+    if model == "rtc":
+        req["spec"]["mapping"] = rtc_mapping(result["app"], threads)
+        mapping_doc = f"run-to-completion on {threads} thread(s) = global replication over {threads} PE(s)"
+    else:
+        req["spec"]["mapping"] = placement_mapping(result)
+        mapping_doc = (
+            f"{model}: each element on the PEs of the threads the run placed it on "
+            f"({threads} thread(s) = {threads} PE(s)), replicas where the run replicated it"
+        )
     if table is not None:
         req["spec"]["element_costs"] = table
     m = json.loads(_core.maxrate(json.dumps(req, allow_nan=False), progress))
@@ -254,16 +277,24 @@ def predict(
         )
         if threads > 1:
             notes.append("the I/O thread that hands packets to the threads is not simulated")
+
     else:
         notes.append(
             "reading the trace and handing packets to threads are not simulated: "
             "the simulator's packets arrive for free"
         )
+    if model != "rtc":
+        notes.append(
+            "packets handed between threads through rings cost nothing in the simulator "
+            "(no hand-off cost is charged between element groups)"
+        )
     return {
         "arch": str(arch),
         "pes": threads,
-        "replication": "global",
-        "mapping": f"run-to-completion on {threads} thread(s) = global replication over {threads} PE(s)",
+        "replication": "global" if model == "rtc" else "as placed",
+        "model": model,
+        "mapping": mapping_doc,
+        "simulator_mapping": req["spec"]["mapping"],
         "measured_packets_per_second": measured_rate,
         "predicted_packets_per_second": predicted,
         "simulator_packets_per_second": sim_rate,
