@@ -19,7 +19,10 @@
 //! is mapped) and copies its bytes into a [`TraceBatch`] (the bytes of many packets in one
 //! buffer) that the worker processes in place; and every ring is a [`link`], whose receiver gives
 //! each emptied batch back to its sender, which refills it. Batches are allocated only until
-//! each link has its working set, and again when a worker's overflow list grows past it.
+//! each link has its working set, and again when a worker's overflow list grows past it. A
+//! batch between workers goes back with as many packet buffers of the receiver's free list as
+//! it brought packets, so a thread that makes packets (from the trace) gets back the buffers of
+//! those another thread dropped or sent out, hop by hop back along the rings.
 //!
 //! Deadlock freedom with bounded rings: a worker never waits for room in a ring. A batch for a
 //! full ring stays in the worker's own overflow list and is retried on the next turn of its loop,
@@ -72,8 +75,26 @@ pub enum Item {
     },
 }
 
-/// Items with the thread they are for (a batch may pass threads on its way: see [`next_hop`]).
-type Batch = Vec<(usize, Item)>;
+/// What crosses a ring between workers, and comes back emptied.
+struct Batch {
+    /// Items with the thread they are for (a batch may pass threads on its way: see
+    /// [`next_hop`]).
+    items: Vec<(usize, Item)>,
+    /// On the way back: buffers of packets the receiver dropped or sent out, as many as it
+    /// took, for the sender's router. Packets are made where they enter (from the trace, on a
+    /// source thread) and freed where they leave; without this the first would allocate a
+    /// buffer for every packet and the last free one.
+    free: Vec<Packet>,
+}
+
+impl Batch {
+    fn with_capacity(batch: usize) -> Self {
+        Batch {
+            items: Vec::with_capacity(batch),
+            free: Vec::new(),
+        }
+    }
+}
 
 /// Bytes of packet data a new trace batch makes room for per packet (it grows past that once,
 /// and is then reused).
@@ -113,10 +134,11 @@ struct Outbox {
 
 impl Outbox {
     /// Set the batch being filled aside for the ring, and start an empty one (one the receiver
-    /// gave back, when there is one).
-    fn seal(&mut self, batch: usize) {
-        if !self.cur.is_empty() {
-            let fresh = self.link.fresh(|| Vec::with_capacity(batch));
+    /// gave back, when there is one; the packet buffers it brought go to `spare`).
+    fn seal(&mut self, batch: usize, spare: &mut Vec<Packet>) {
+        if !self.cur.items.is_empty() {
+            let mut fresh = self.link.fresh(|| Batch::with_capacity(batch));
+            spare.append(&mut fresh.free);
             self.overflow
                 .push_back(std::mem::replace(&mut self.cur, fresh));
         }
@@ -138,7 +160,7 @@ impl Outbox {
     }
 
     fn idle(&self) -> bool {
-        self.cur.is_empty() && self.overflow.is_empty()
+        self.cur.items.is_empty() && self.overflow.is_empty()
     }
 }
 
@@ -318,7 +340,7 @@ pub fn run_staged(
                 let (tx, rx) = link::<Batch>(slots);
                 outboxes[a].push(Outbox {
                     to: b,
-                    cur: Vec::with_capacity(batch),
+                    cur: Batch::with_capacity(batch),
                     overflow: VecDeque::new(),
                     link: tx,
                     full_waits: 0,
@@ -497,6 +519,8 @@ struct Hands<'a> {
     /// ring, and when the batch being processed is settled).
     pending: i64,
     work: &'a InFlight,
+    /// Packet buffers the receivers gave back with emptied batches, for this thread's router.
+    spare: Vec<Packet>,
 }
 
 impl Hands<'_> {
@@ -505,11 +529,11 @@ impl Hands<'_> {
     fn send(&mut self, item: Item, to: usize) {
         let i = self.out_of[next_hop(self.k, to)];
         let o = &mut self.outs[i];
-        o.cur.push((to, item));
+        o.cur.items.push((to, item));
         self.pending += 1;
-        if o.cur.len() >= self.batch {
+        if o.cur.items.len() >= self.batch {
             self.work.add(std::mem::take(&mut self.pending));
-            o.seal(self.batch);
+            o.seal(self.batch, &mut self.spare);
             o.pump();
         }
     }
@@ -527,6 +551,24 @@ struct Stage<'a> {
 }
 
 impl Stage<'_> {
+    /// Give the router the packet buffers the receivers gave back.
+    fn reuse_spare(&mut self) {
+        for p in self.hands.spare.drain(..) {
+            self.d.engine.0.recycle(p);
+        }
+    }
+
+    /// Put into `b`, emptied, up to `n` packet buffers of this router's free list, for the
+    /// thread that sent it.
+    fn give_free(&mut self, b: &mut Batch, n: usize) {
+        while b.free.len() < n {
+            match self.d.engine.0.take_free() {
+                Some(p) => b.free.push(p),
+                None => break,
+            }
+        }
+    }
+
     /// A packet of the trace, and what it causes here (replicas chosen on this thread) in order.
     #[inline]
     fn trace(&mut self, tp: &TraceRef<'_>) -> Result<(), String> {
@@ -659,6 +701,7 @@ fn worker(
             out_of,
             pending: 0,
             work: &flags.work,
+            spare: Vec::new(),
         },
         exported: Vec::with_capacity(64),
         work: VecDeque::new(),
@@ -690,15 +733,16 @@ fn worker(
                 .settle(std::mem::take(&mut st.hands.pending), took);
             b.clear();
             io.as_mut().expect("took from it").link.give_back(b);
+            st.reuse_spare();
         }
         for input in ins.iter_mut() {
             let Some(mut b) = input.take() else {
                 continue;
             };
             did = true;
-            let took = b.len() as i64;
-            taken += b.len() as u64;
-            for (dest, item) in b.drain(..) {
+            let took = b.items.len();
+            taken += took as u64;
+            for (dest, item) in b.items.drain(..) {
                 if let Err(e) = st.item(dest, item) {
                     flags.fail(e);
                     break 'run;
@@ -706,18 +750,21 @@ fn worker(
             }
             flags
                 .work
-                .settle(std::mem::take(&mut st.hands.pending), took);
+                .settle(std::mem::take(&mut st.hands.pending), took as i64);
+            st.give_free(&mut b, took);
             input.link.give_back(b);
+            st.reuse_spare();
         }
         // Hand on what is ready; partial batches too when there was nothing to take.
         let mut all_idle = true;
         for o in st.hands.outs.iter_mut() {
             if !did {
-                o.seal(batch);
+                o.seal(batch, &mut st.hands.spare);
             }
             o.pump();
             all_idle &= o.idle();
         }
+        st.reuse_spare();
         if did {
             idle = 0;
             continue;
