@@ -802,9 +802,9 @@ fn run_staged_inner(
             None,
         ),
     };
-    let mut it = source_iter(app, req)?;
+    let mut source = packet_source(app, &req.source)?;
     let (reports, secs, rings) =
-        crate::staged::run_staged(req, app, &placement, part_dirs, it.as_mut(), &sources)?;
+        crate::staged::run_staged(req, app, &placement, part_dirs, source.as_mut(), &sources)?;
     let workers = reports
         .into_iter()
         .map(|r| WorkerReport {

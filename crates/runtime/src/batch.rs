@@ -1,7 +1,11 @@
 //! A batch of trace packets for one thread, their bytes in one buffer: the I/O thread fills it,
 //! a worker reads it, and it goes back to the I/O thread for the next batch (the return ring of
-//! `api::run_rtc_inner`), so reading and handing packets to threads allocates nothing per packet
-//! once the batches have grown to their working size.
+//! `api::run_rtc_inner`, or a [`link`] in `crate::staged`), so reading and handing packets to
+//! threads allocates nothing per packet once the batches have grown to their working size.
+//!
+//! [`link`]: a ring of batches with a ring back, so the batches one thread hands another
+//! circulate between the two instead of being allocated by one and freed by the other.
+use crate::ring::{self, Consumer, Producer};
 use pktflow_traffic::TraceRef;
 
 /// Where one packet of a batch lies in its buffer.
@@ -71,11 +75,157 @@ impl TraceBatch {
     }
 }
 
+/// The sending side of a [`link`].
+pub struct LinkOut<B> {
+    fwd: Producer<B>,
+    back: Consumer<B>,
+}
+
+/// The receiving side of a [`link`].
+pub struct LinkIn<B> {
+    fwd: Consumer<B>,
+    back: Producer<B>,
+}
+
+/// A ring of at least `slots` batches from one thread to another, and the ring that brings the
+/// emptied batches back to the sender. The ring back has room for every batch that can be
+/// between the two in steady state (the ring's slots, the one being filled, the one being
+/// read), so it is never full then; a batch given back to a full ring back is dropped (after a
+/// burst of batches the sender had to allocate). Neither side ever waits on the ring back.
+pub fn link<B>(slots: usize) -> (LinkOut<B>, LinkIn<B>) {
+    let (fp, fc) = ring::ring(slots);
+    let (bp, bc) = ring::ring(fp.capacity() + 2);
+    (LinkOut { fwd: fp, back: bc }, LinkIn { fwd: fc, back: bp })
+}
+
+impl<B> LinkOut<B> {
+    /// An empty batch to fill: one given back if there is one, else `new()`.
+    #[inline]
+    pub fn fresh(&mut self, new: impl FnOnce() -> B) -> B {
+        self.back.try_pop().unwrap_or_else(new)
+    }
+
+    /// Hand `b` over, or give it back when the ring is full.
+    #[inline]
+    pub fn try_push(&mut self, b: B) -> Result<(), B> {
+        self.fwd.try_push(b)
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.fwd.capacity()
+    }
+}
+
+impl<B> LinkIn<B> {
+    /// The oldest batch handed over, if any.
+    #[inline]
+    pub fn try_pop(&mut self) -> Option<B> {
+        self.fwd.try_pop()
+    }
+
+    /// Batches waiting in the ring.
+    pub fn len(&self) -> usize {
+        self.fwd.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.fwd.is_empty()
+    }
+
+    /// Give a batch back to the sender for reuse (dropped when the ring back is full). The
+    /// caller empties it first: the sender fills what it gets back as it is.
+    #[inline]
+    pub fn give_back(&mut self, b: B) {
+        let _ = self.back.try_push(b);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use pktflow_traffic::TracePacket;
     use proptest::prelude::*;
+
+    /// Batches given back come out of `fresh` again (the same buffers), in the order given.
+    #[test]
+    fn batches_given_back_are_reused() {
+        let (mut tx, mut rx) = link::<Vec<u32>>(4);
+        let mut made = 0;
+        let mut sent = Vec::new();
+        for i in 0..3 {
+            let mut b = tx.fresh(|| {
+                made += 1;
+                Vec::with_capacity(8)
+            });
+            b.push(i);
+            sent.push(b.as_ptr());
+            assert!(tx.try_push(b).is_ok());
+        }
+        assert_eq!(made, 3);
+        for i in 0..3 {
+            let mut b = rx.try_pop().expect("a batch");
+            assert_eq!(b, vec![i]);
+            b.clear();
+            rx.give_back(b);
+        }
+        assert!(rx.try_pop().is_none());
+        for &p in &sent {
+            let b = tx.fresh(|| panic!("a batch was given back"));
+            assert_eq!(b.as_ptr(), p);
+            assert!(b.is_empty());
+        }
+    }
+
+    /// Two threads: every value arrives once and in order, and the sender makes at most as many
+    /// batches as can be between the two at once (the ring's slots, the one being read, the one
+    /// being filled); the rest are batches it got back.
+    #[test]
+    fn two_threads_lose_nothing_and_reuse_batches() {
+        const N: u32 = 100_000;
+        let (mut tx, mut rx) = link::<Vec<u32>>(4);
+        let most = tx.capacity() + 2;
+        let reader = std::thread::spawn(move || {
+            let mut next = 0u32;
+            let mut waits = 0;
+            while next < N {
+                match rx.try_pop() {
+                    Some(mut b) => {
+                        for v in b.drain(..) {
+                            assert_eq!(v, next, "lost or reordered");
+                            next += 1;
+                        }
+                        rx.give_back(b);
+                    }
+                    None => {
+                        waits += 1;
+                        crate::ring::backoff(waits);
+                    }
+                }
+            }
+            assert!(rx.try_pop().is_none(), "more than was sent");
+        });
+        let mut made = 0;
+        let mut v = 0u32;
+        while v < N {
+            let mut b = tx.fresh(|| {
+                made += 1;
+                Vec::with_capacity(7)
+            });
+            assert!(b.is_empty());
+            while b.len() < 7 && v < N {
+                b.push(v);
+                v += 1;
+            }
+            let mut waits = 0;
+            while let Err(back) = tx.try_push(b) {
+                b = back;
+                waits += 1;
+                crate::ring::backoff(waits);
+            }
+        }
+        reader.join().unwrap();
+        assert!(made <= most, "{made} batches made, at most {most} expected");
+    }
 
     proptest! {
         /// What goes in comes out, in order, after any number of reuses.

@@ -14,6 +14,16 @@
 //! (by flow hash among them). A neighbour's answer (ARP reply, far-end reply) is injected where
 //! its source element runs, handed over like any packet when that is another thread.
 //!
+//! Nothing is allocated per packet in steady state on the way between threads: the I/O thread
+//! takes each packet borrowed from the source ([`PacketSource::next_ref`]: a classic pcap file
+//! is mapped) and copies its bytes into a [`TraceBatch`] (the bytes of many packets in one
+//! buffer) that the worker processes in place; and every ring is a [`link`], whose receiver gives
+//! each emptied batch back to its sender, which refills it. Batches are allocated only until
+//! each link has its working set, and again when a worker's overflow list grows past it. A
+//! batch between workers goes back with as many packet buffers of the receiver's free list as
+//! it brought packets, so a thread that makes packets (from the trace) gets back the buffers of
+//! those another thread dropped or sent out, hop by hop back along the rings.
+//!
 //! Deadlock freedom with bounded rings: a worker never waits for room in a ring. A batch for a
 //! full ring stays in the worker's own overflow list and is retried on the next turn of its loop,
 //! while the worker goes on taking batches from all its input rings. Since no worker ever blocks
@@ -34,14 +44,16 @@
 //! would stop before they arrive; the `loom` test `loom_no_stop_before_the_last_packet`
 //! checks the rule.)
 use crate::api::{pin_to, thread_cpu_seconds, Io, Request};
+use crate::batch::{link, LinkIn, LinkOut, TraceBatch};
 use crate::driver::Driver;
 use crate::engine::{Balance, Fast};
 use crate::mapping::Placement;
+use crate::ring;
 use crate::ring::sync;
-use crate::ring::{self, Consumer, Producer};
 use pktflow_elements_fast::conf::Shared;
 use pktflow_profile::app::{format_diagnostics, App};
-use pktflow_traffic::{Packet, TracePacket};
+use pktflow_profile::run::PacketSource;
+use pktflow_traffic::{Packet, TracePacket, TraceRef};
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -49,9 +61,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-/// What crosses a ring.
+/// What crosses a ring between workers (the trace's packets come from the I/O thread in
+/// [`TraceBatch`]es).
 pub enum Item {
-    /// A packet of the trace or a neighbour's answer, to enter at its source element.
+    /// A neighbour's answer, to enter at its source element.
     Trace { tp: TracePacket, from_source: bool },
     /// A packet on its way between elements: to input `port` of element `to`.
     Deliver {
@@ -62,8 +75,30 @@ pub enum Item {
     },
 }
 
-/// Items with the thread they are for (a batch may pass threads on its way: see [`next_hop`]).
-type Batch = Vec<(usize, Item)>;
+/// What crosses a ring between workers, and comes back emptied.
+struct Batch {
+    /// Items with the thread they are for (a batch may pass threads on its way: see
+    /// [`next_hop`]).
+    items: Vec<(usize, Item)>,
+    /// On the way back: buffers of packets the receiver dropped or sent out, as many as it
+    /// took, for the sender's router. Packets are made where they enter (from the trace, on a
+    /// source thread) and freed where they leave; without this the first would allocate a
+    /// buffer for every packet and the last free one.
+    free: Vec<Packet>,
+}
+
+impl Batch {
+    fn with_capacity(batch: usize) -> Self {
+        Batch {
+            items: Vec::with_capacity(batch),
+            free: Vec::new(),
+        }
+    }
+}
+
+/// Bytes of packet data a new trace batch makes room for per packet (it grows past that once,
+/// and is then reused).
+const BATCH_BYTES_EACH: usize = 256;
 
 /// The ring a packet for thread `dest` takes from thread `k`: forward (to a higher thread)
 /// always through the next thread, so everything moving forward passes the same chain of FIFO
@@ -92,15 +127,18 @@ struct Outbox {
     to: usize,
     cur: Batch,
     overflow: VecDeque<Batch>,
-    prod: Producer<Batch>,
+    link: LinkOut<Batch>,
     full_waits: u64,
     batches: u64,
 }
 
 impl Outbox {
-    fn seal(&mut self, batch: usize, pool: &mut Vec<Batch>) {
-        if !self.cur.is_empty() {
-            let fresh = pool.pop().unwrap_or_else(|| Vec::with_capacity(batch));
+    /// Set the batch being filled aside for the ring, and start an empty one (one the receiver
+    /// gave back, when there is one; the packet buffers it brought go to `spare`).
+    fn seal(&mut self, batch: usize, spare: &mut Vec<Packet>) {
+        if !self.cur.items.is_empty() {
+            let mut fresh = self.link.fresh(|| Batch::with_capacity(batch));
+            spare.append(&mut fresh.free);
             self.overflow
                 .push_back(std::mem::replace(&mut self.cur, fresh));
         }
@@ -109,7 +147,7 @@ impl Outbox {
     /// Move sealed batches into the ring while it has room. True when nothing is left.
     fn pump(&mut self) -> bool {
         while let Some(b) = self.overflow.pop_front() {
-            match self.prod.try_push(b) {
+            match self.link.try_push(b) {
                 Ok(()) => self.batches += 1,
                 Err(b) => {
                     self.full_waits += 1;
@@ -122,15 +160,27 @@ impl Outbox {
     }
 
     fn idle(&self) -> bool {
-        self.cur.is_empty() && self.overflow.is_empty()
+        self.cur.items.is_empty() && self.overflow.is_empty()
     }
 }
 
-struct Input {
+/// One worker's side of a ring from the I/O thread (`from` None, batches of trace packets) or
+/// from another worker.
+struct Input<B> {
     from: Option<usize>,
-    cons: Consumer<Batch>,
+    link: LinkIn<B>,
     occupancy_sum: u64,
     pops: u64,
+}
+
+impl<B> Input<B> {
+    /// The next batch, counted.
+    fn take(&mut self) -> Option<B> {
+        let b = self.link.try_pop()?;
+        self.occupancy_sum += self.link.len() as u64 + 1;
+        self.pops += 1;
+        Some(b)
+    }
 }
 
 /// What one worker did.
@@ -217,7 +267,7 @@ pub fn run_staged(
     app: &App,
     placement: &Placement,
     part_dirs: &[PathBuf],
-    it: &mut dyn Iterator<Item = Result<TracePacket, String>>,
+    source: &mut dyn PacketSource,
     sources: &[u32],
 ) -> Result<(Vec<StageReport>, f64, Value), String> {
     let n = placement.threads;
@@ -266,17 +316,18 @@ pub fn run_staged(
         }
     }
     drop(probe);
-    let mut inputs: Vec<Vec<Input>> = (0..n).map(|_| Vec::new()).collect();
+    let mut io_inputs: Vec<Option<Input<TraceBatch>>> = (0..n).map(|_| None).collect();
+    let mut inputs: Vec<Vec<Input<Batch>>> = (0..n).map(|_| Vec::new()).collect();
     let mut outboxes: Vec<Vec<Outbox>> = (0..n).map(|_| Vec::new()).collect();
-    let mut io_prods: Vec<Option<Producer<Batch>>> = (0..n).map(|_| None).collect();
+    let mut io_links: Vec<Option<LinkOut<TraceBatch>>> = (0..n).map(|_| None).collect();
     for src in sources {
         for &y in &placement.of[*src as usize] {
-            if io_prods[y].is_none() {
-                let (p, c) = ring::ring::<Batch>(slots);
-                io_prods[y] = Some(p);
-                inputs[y].push(Input {
+            if io_links[y].is_none() {
+                let (tx, rx) = link::<TraceBatch>(slots);
+                io_links[y] = Some(tx);
+                io_inputs[y] = Some(Input {
                     from: None,
-                    cons: c,
+                    link: rx,
                     occupancy_sum: 0,
                     pops: 0,
                 });
@@ -286,18 +337,18 @@ pub fn run_staged(
     for (a, row) in pairs.iter().enumerate() {
         for (b, &on) in row.iter().enumerate() {
             if on && a != b {
-                let (p, c) = ring::ring::<Batch>(slots);
+                let (tx, rx) = link::<Batch>(slots);
                 outboxes[a].push(Outbox {
                     to: b,
-                    cur: Vec::with_capacity(batch),
+                    cur: Batch::with_capacity(batch),
                     overflow: VecDeque::new(),
-                    prod: p,
+                    link: tx,
                     full_waits: 0,
                     batches: 0,
                 });
                 inputs[b].push(Input {
                     from: Some(a),
-                    cons: c,
+                    link: rx,
                     occupancy_sum: 0,
                     pops: 0,
                 });
@@ -314,14 +365,17 @@ pub fn run_staged(
     let t0 = Instant::now();
     let (reports, io_full_waits) = std::thread::scope(|s| {
         let mut handles = Vec::new();
-        for (k, (ins, outs)) in inputs.into_iter().zip(outboxes).enumerate() {
+        for (k, ((io_in, ins), outs)) in io_inputs.into_iter().zip(inputs).zip(outboxes).enumerate()
+        {
             let shared = shared.clone();
             let dir = part_dirs[k].clone();
             let flags = &flags;
             handles.push(s.spawn(move || {
                 // A panic stops the run with an error instead of leaving the others waiting.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    worker(req, app, placement, k, ins, outs, &dir, shared, flags)
+                    worker(
+                        req, app, placement, k, io_in, ins, outs, &dir, shared, flags,
+                    )
                 }))
                 .unwrap_or_else(|_| Err(format!("worker thread {k} panicked")));
                 if let Err(e) = &r {
@@ -335,9 +389,18 @@ pub fn run_staged(
         }
         let mut full_waits = vec![0u64; n];
         let io = (|| -> Result<(), String> {
-            let mut batches: Vec<Batch> = (0..n).map(|_| Vec::new()).collect();
+            let new_batch = || TraceBatch::with_capacity(batch, BATCH_BYTES_EACH);
+            // One batch being filled per thread holding a source (the others' stay empty).
+            let mut batches: Vec<TraceBatch> = io_links
+                .iter()
+                .map(|l| l.as_ref().map_or_else(TraceBatch::default, |_| new_batch()))
+                .collect();
             let mut count = 0u64;
-            let mut push = |k: usize, b: Batch, fw: &mut Vec<u64>| -> Result<(), String> {
+            let push = |k: usize,
+                        b: TraceBatch,
+                        links: &mut Vec<Option<LinkOut<TraceBatch>>>,
+                        fw: &mut Vec<u64>|
+             -> Result<(), String> {
                 let mut w = 0;
                 while flags.work.count() > limit {
                     if flags.abort.load(Ordering::SeqCst) {
@@ -347,11 +410,11 @@ pub fn run_staged(
                     ring::backoff(w);
                 }
                 flags.work.add(b.len() as i64);
-                let p = io_prods[k].as_mut().expect("ring to a source thread");
+                let l = links[k].as_mut().expect("ring to a source thread");
                 let mut b = b;
                 let mut w = 0;
                 loop {
-                    match p.try_push(b) {
+                    match l.try_push(b) {
                         Ok(()) => return Ok(()),
                         Err(back) => {
                             if flags.abort.load(Ordering::SeqCst) {
@@ -365,8 +428,16 @@ pub fn run_staged(
                     }
                 }
             };
-            for tp in &mut *it {
-                let tp = tp?;
+            // Each packet borrowed from the source (or read into `scratch`), its bytes copied
+            // into the batch of its thread; a full batch is handed over and replaced by one its
+            // worker gave back.
+            let mut scratch = TracePacket {
+                timestamp_ns: 0,
+                iface: 0,
+                data: Vec::new(),
+                orig_len: 0,
+            };
+            while let Some(tp) = source.next_ref(&mut scratch)? {
                 count += 1;
                 if count.is_multiple_of(1024) {
                     pktflow_model::cancel::check().map_err(|c| c.to_string())?;
@@ -375,22 +446,18 @@ pub fn run_staged(
                     }
                 }
                 let src = sources[tp.iface as usize % sources.len()];
-                let k = pick(&placement.of[src as usize], &tp.data);
-                batches[k].push((
-                    k,
-                    Item::Trace {
-                        tp,
-                        from_source: true,
-                    },
-                ));
+                let k = pick(&placement.of[src as usize], tp.data);
+                batches[k].push(&tp);
                 if batches[k].len() >= batch {
-                    let b = std::mem::replace(&mut batches[k], Vec::with_capacity(batch));
-                    push(k, b, &mut full_waits)?;
+                    let b = std::mem::take(&mut batches[k]);
+                    push(k, b, &mut io_links, &mut full_waits)?;
+                    let l = io_links[k].as_mut().expect("ring to a source thread");
+                    batches[k] = l.fresh(new_batch);
                 }
             }
             for (k, b) in batches.iter_mut().enumerate() {
                 if !b.is_empty() {
-                    push(k, std::mem::take(b), &mut full_waits)?;
+                    push(k, std::mem::take(b), &mut io_links, &mut full_waits)?;
                 }
             }
             Ok(())
@@ -399,7 +466,7 @@ pub fn run_staged(
             flags.fail(e);
         }
         flags.work.io_finished();
-        drop(io_prods);
+        drop(io_links);
         let reports: Vec<Result<StageReport, String>> = handles
             .into_iter()
             .map(|h| {
@@ -441,14 +508,154 @@ pub fn run_staged(
     Ok((reports, secs, Value::Array(rings)))
 }
 
+/// A worker's hand-overs to other threads.
+struct Hands<'a> {
+    k: usize,
+    batch: usize,
+    outs: Vec<Outbox>,
+    /// Outbox index per destination thread.
+    out_of: Vec<usize>,
+    /// Items handed on and not yet counted in `work` (counted before a batch can enter a
+    /// ring, and when the batch being processed is settled).
+    pending: i64,
+    work: &'a InFlight,
+    /// Packet buffers the receivers gave back with emptied batches, for this thread's router.
+    spare: Vec<Packet>,
+}
+
+impl Hands<'_> {
+    /// Send an item to thread `to` (through the next thread when `to` is further on).
+    #[inline]
+    fn send(&mut self, item: Item, to: usize) {
+        let i = self.out_of[next_hop(self.k, to)];
+        let o = &mut self.outs[i];
+        o.cur.items.push((to, item));
+        self.pending += 1;
+        if o.cur.items.len() >= self.batch {
+            self.work.add(std::mem::take(&mut self.pending));
+            o.seal(self.batch, &mut self.spare);
+            o.pump();
+        }
+    }
+}
+
+/// A worker's router and what its packets cause.
+struct Stage<'a> {
+    k: usize,
+    placement: &'a Placement,
+    d: Driver<Fast>,
+    hands: Hands<'a>,
+    exported: Vec<(u32, u16, Packet)>,
+    /// Items for this thread caused by the packet being processed, in order.
+    work: VecDeque<Item>,
+}
+
+impl Stage<'_> {
+    /// Give the router the packet buffers the receivers gave back.
+    fn reuse_spare(&mut self) {
+        for p in self.hands.spare.drain(..) {
+            self.d.engine.0.recycle(p);
+        }
+    }
+
+    /// Put into `b`, emptied, up to `n` packet buffers of this router's free list, for the
+    /// thread that sent it.
+    fn give_free(&mut self, b: &mut Batch, n: usize) {
+        while b.free.len() < n {
+            match self.d.engine.0.take_free() {
+                Some(p) => b.free.push(p),
+                None => break,
+            }
+        }
+    }
+
+    /// A packet of the trace, and what it causes here (replicas chosen on this thread) in order.
+    #[inline]
+    fn trace(&mut self, tp: &TraceRef<'_>) -> Result<(), String> {
+        self.d.process(tp, true)?;
+        self.route();
+        self.run_work()
+    }
+
+    /// An item handed over for thread `dest`: passed on when it is another thread, else
+    /// processed with what it causes here, in order.
+    #[inline]
+    fn item(&mut self, dest: usize, item: Item) -> Result<(), String> {
+        if dest != self.k {
+            // Passing through on its way forward.
+            self.hands.send(item, dest);
+            return Ok(());
+        }
+        self.work.push_back(item);
+        self.run_work()
+    }
+
+    fn run_work(&mut self) -> Result<(), String> {
+        while let Some(item) = self.work.pop_front() {
+            match item {
+                Item::Trace { tp, from_source } => self.d.process(&tp.as_ref(), from_source)?,
+                Item::Deliver {
+                    to,
+                    port,
+                    p,
+                    from_source,
+                } => self.d.deliver(to, port, p, from_source)?,
+            }
+            self.route();
+        }
+        Ok(())
+    }
+
+    /// What the packet just processed caused for other threads or replicas, and the
+    /// neighbours' answers: queued in `work` when for this thread, else handed over.
+    fn route(&mut self) {
+        let k = self.k;
+        let fs = self.d.from_source();
+        self.exported.extend(self.d.engine.0.take_exported());
+        for (to, port, p) in self.exported.drain(..) {
+            let dest = pick(&self.placement.of[to as usize], p.data());
+            let item = Item::Deliver {
+                to,
+                port,
+                p,
+                from_source: fs,
+            };
+            if dest == k {
+                self.work.push_back(item);
+            } else {
+                self.hands.send(item, dest);
+            }
+        }
+        while let Some(tp) = self.d.take_pending() {
+            let src = self
+                .d
+                .engine
+                .0
+                .source_element(tp.iface as usize)
+                .expect("an answer enters at a source");
+            let dest = pick(&self.placement.of[src as usize], &tp.data);
+            let item = Item::Trace {
+                tp,
+                from_source: false,
+            };
+            if dest == k {
+                self.work.push_back(item);
+            } else {
+                self.hands.send(item, dest);
+            }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn worker(
     req: &Request,
     app: &App,
     placement: &Placement,
     k: usize,
-    mut ins: Vec<Input>,
-    mut outs: Vec<Outbox>,
+    mut io: Option<Input<TraceBatch>>,
+    mut ins: Vec<Input<Batch>>,
+    outs: Vec<Outbox>,
     dir: &Path,
     shared: Arc<Shared>,
     flags: &Flags,
@@ -472,132 +679,92 @@ fn worker(
         replicated,
         Box::new(move |e, p| pick(&of[e as usize], p.data()) == k),
     );
-    let mut d = Driver::new(
+    let d = Driver::new(
         engine,
         graph,
         req.out_dir.is_some().then_some(dir),
         req.reply_every,
     )?;
-    // Outbox index per destination thread.
     let mut out_of = vec![usize::MAX; placement.threads];
     for (i, o) in outs.iter().enumerate() {
         out_of[o.to] = i;
     }
     let batch = req.batch;
-    let mut pool: Vec<Batch> = Vec::new();
-    let mut exported: Vec<(u32, u16, Packet)> = Vec::with_capacity(64);
-    let mut work: VecDeque<Item> = VecDeque::new();
+    let mut st = Stage {
+        k,
+        placement,
+        d,
+        hands: Hands {
+            k,
+            batch,
+            outs,
+            out_of,
+            pending: 0,
+            work: &flags.work,
+            spare: Vec::new(),
+        },
+        exported: Vec::with_capacity(64),
+        work: VecDeque::new(),
+    };
     let cpu0 = thread_cpu_seconds();
     let t = Instant::now();
     let mut empty_waits = 0u64;
     let mut idle = 0u64;
     let mut taken = 0u64;
-    // Send an item to thread `to`; returns false when there is no ring (a placement bug).
-    // Items handed on and not yet counted in `flags.work` (counted before a batch can enter a
-    // ring, and when the batch being processed is settled).
-    let mut pending = 0i64;
-    let send = |item: Item,
-                to: usize,
-                outs: &mut Vec<Outbox>,
-                pool: &mut Vec<Batch>,
-                pending: &mut i64| {
-        let o = &mut outs[out_of[next_hop(k, to)]];
-        o.cur.push((to, item));
-        *pending += 1;
-        if o.cur.len() >= batch {
-            flags.work.add(std::mem::take(pending));
-            o.seal(batch, pool);
-            o.pump();
-        }
-    };
     'run: loop {
         if flags.abort.load(Ordering::Relaxed) {
             break;
         }
         let mut did = false;
+        // Trace packets from the I/O thread, processed where they lie in their batch, which
+        // then goes back to the I/O thread.
+        if let Some(mut b) = io.as_mut().and_then(Input::take) {
+            did = true;
+            let took = b.len() as i64;
+            taken += b.len() as u64;
+            for tp in b.iter() {
+                if let Err(e) = st.trace(&tp) {
+                    flags.fail(e);
+                    break 'run;
+                }
+            }
+            flags
+                .work
+                .settle(std::mem::take(&mut st.hands.pending), took);
+            b.clear();
+            io.as_mut().expect("took from it").link.give_back(b);
+            st.reuse_spare();
+        }
         for input in ins.iter_mut() {
-            let Some(mut b) = input.cons.try_pop() else {
+            let Some(mut b) = input.take() else {
                 continue;
             };
             did = true;
-            input.occupancy_sum += input.cons.len() as u64 + 1;
-            input.pops += 1;
-            let took = b.len() as i64;
-            taken += b.len() as u64;
-            for (dest, item) in b.drain(..) {
-                if dest != k {
-                    // Passing through on its way forward.
-                    send(item, dest, &mut outs, &mut pool, &mut pending);
-                    continue;
-                }
-                // This item and what it causes here (replicas chosen on this thread) in order.
-                work.push_back(item);
-                while let Some(item) = work.pop_front() {
-                    let r = match item {
-                        Item::Trace { tp, from_source } => d.process(&tp.as_ref(), from_source),
-                        Item::Deliver {
-                            to,
-                            port,
-                            p,
-                            from_source,
-                        } => d.deliver(to, port, p, from_source),
-                    };
-                    if let Err(e) = r {
-                        flags.fail(e);
-                        break 'run;
-                    }
-                    // What this packet caused for other threads or replicas, and the
-                    // neighbours' answers.
-                    let fs = d.from_source();
-                    exported.extend(d.engine.0.take_exported());
-                    for (to, port, p) in exported.drain(..) {
-                        let dest = pick(&placement.of[to as usize], p.data());
-                        let item = Item::Deliver {
-                            to,
-                            port,
-                            p,
-                            from_source: fs,
-                        };
-                        if dest == k {
-                            work.push_back(item);
-                        } else {
-                            send(item, dest, &mut outs, &mut pool, &mut pending);
-                        }
-                    }
-                    while let Some(tp) = d.take_pending() {
-                        let src = d
-                            .engine
-                            .0
-                            .source_element(tp.iface as usize)
-                            .expect("an answer enters at a source");
-                        let dest = pick(&placement.of[src as usize], &tp.data);
-                        let item = Item::Trace {
-                            tp,
-                            from_source: false,
-                        };
-                        if dest == k {
-                            work.push_back(item);
-                        } else {
-                            send(item, dest, &mut outs, &mut pool, &mut pending);
-                        }
-                    }
+            let took = b.items.len();
+            taken += took as u64;
+            for (dest, item) in b.items.drain(..) {
+                if let Err(e) = st.item(dest, item) {
+                    flags.fail(e);
+                    break 'run;
                 }
             }
-            flags.work.settle(pending, took);
-            pending = 0;
-            if pool.len() < 64 {
-                pool.push(b);
-            }
+            flags
+                .work
+                .settle(std::mem::take(&mut st.hands.pending), took as i64);
+            st.give_free(&mut b, took);
+            input.link.give_back(b);
+            st.reuse_spare();
         }
         // Hand on what is ready; partial batches too when there was nothing to take.
         let mut all_idle = true;
-        for o in outs.iter_mut() {
+        for o in st.hands.outs.iter_mut() {
             if !did {
-                o.seal(batch, &mut pool);
+                o.seal(batch, &mut st.hands.spare);
             }
             o.pump();
             all_idle &= o.idle();
         }
+        st.reuse_spare();
         if did {
             idle = 0;
             continue;
@@ -619,6 +786,7 @@ fn worker(
             .clone()
             .unwrap_or_else(|| "stopped".into()));
     }
+    let mut d = st.d;
     let devices = d
         .finish()?
         .into_iter()
@@ -645,11 +813,14 @@ fn worker(
         stats: Value::Object(stats),
         devices,
         packets_taken: taken,
-        inputs: ins
+        inputs: io
             .iter()
             .map(|i| (i.from, i.occupancy_sum, i.pops))
+            .chain(ins.iter().map(|i| (i.from, i.occupancy_sum, i.pops)))
             .collect(),
-        outputs: outs
+        outputs: st
+            .hands
+            .outs
             .iter()
             .map(|o| (o.to, o.full_waits, o.batches))
             .collect(),
