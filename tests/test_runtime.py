@@ -53,10 +53,12 @@ def test_run_todump_identical_to_profile(tmp_path, trace):
     assert str(b / "out.pcap") in r["outputs"]
 
 
-def test_run_router_threads_writes_one_pcap_per_device(tmp_path, trace):
+@pytest.mark.parametrize("io", ["dedicated", "each"])
+def test_run_router_threads_writes_one_pcap_per_device(tmp_path, trace, io):
     one, two = tmp_path / "one", tmp_path / "two"
     r1 = runtime.run("router", trace=trace, out_dir=one, threads=1)
-    r2 = runtime.run("router", trace=trace, out_dir=two, threads=2, batch=4, ring_slots=4)
+    r2 = runtime.run("router", trace=trace, out_dir=two, threads=2, batch=4, ring_slots=4, io=io)
+    assert r2["settings"]["io"] == io
     for r in (r1, r2):
         assert r["balance"]["conserved"]
         assert r["packets"]["from_source"] == 600
@@ -195,6 +197,7 @@ def test_mapping_needs_hybrid_and_hybrid_needs_mapping(capsys, trace):
         (["--synthetic", "0"], "--synthetic"),
         (["--model", "bogus"], "model"),
         (["--io", "bogus"], "io"),
+        (["--io", "each", "--model", "pipeline", "--threads", "2"], "--io each"),
     ],
 )
 def test_run_bad_options_one_line(capsys, argv, needle):

@@ -65,7 +65,8 @@ def run_cmd(
     io: Optional[Io] = typer.Option(
         None,
         "--io",
-        help="Reading the trace on a core of its own (dedicated, default) or on whichever core is idle (shared).",
+        help="Reading the trace: an I/O thread on a core of its own (dedicated, default) or on whichever core "
+        "is idle (shared), or every rtc worker reading it itself and keeping its own flows (each).",
     ),
     no_pin: bool = typer.Option(False, "--no-pin", help="Do not pin threads to cores."),
     ring_slots: Optional[int] = typer.Option(

@@ -33,10 +33,13 @@ class Model(str, enum.Enum):
 
 
 class Io(str, enum.Enum):
-    """Where reading the trace runs: a core of its own, or whichever core is idle."""
+    """Where reading the trace runs: an I/O thread on a core of its own (``dedicated``) or on
+    whichever core is idle (``shared``), or no I/O thread, every run-to-completion worker reading
+    the trace itself and keeping its own flows (``each``)."""
 
     dedicated = "dedicated"
     shared = "shared"
+    each = "each"
 
 
 def run(

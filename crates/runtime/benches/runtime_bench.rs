@@ -11,7 +11,8 @@
 //! - the TDPM applications `mpls`, `firewall`, `l3switch` on synthetic traces shaped for them.
 //!
 //! For each: the functional run with cost recording (what `pktflow profile` runs, one thread),
-//! then `pktflow run` with 1 and 2 threads as run-to-completion copies (`rtc`), as a pipeline
+//! then `pktflow run` with 1 and 2 threads as run-to-completion copies (`rtc`; on 2 threads also
+//! with `--io each`, every worker reading the trace itself), as a pipeline
 //! cut (`pipeline`), and as `hybrid` with the mapping `{"threads": [ALL, ALL]}` (every element
 //! replicated on both threads, packets spread by flow hash at every element; on one thread it
 //! collapses to one), all reading the same pcap file and none writing the packets that leave
@@ -19,7 +20,7 @@
 //!
 //! Run: `cargo run --release -p pktflow-runtime --bin runtime-bench`
 //! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated;
-//! `PKTFLOW_BENCH_KINDS`, comma-separated among `functional`, `rtc1`, `rtc2`, `pipeline1`,
+//! `PKTFLOW_BENCH_KINDS`, comma-separated among `functional`, `rtc1`, `rtc2`, `rtc2each`, `pipeline1`,
 //! `pipeline2`, `hybrid1`, `hybrid2`, default all).
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Run, Source};
@@ -29,10 +30,11 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The kinds of run, in the order they alternate (`PKTFLOW_BENCH_KINDS` chooses among them).
-const KINDS: [&str; 7] = [
+const KINDS: [&str; 8] = [
     "functional",
     "rtc1",
     "rtc2",
+    "rtc2each",
     "pipeline1",
     "pipeline2",
     "hybrid1",
@@ -147,11 +149,24 @@ fn functional(app: &str, trace: &Path, out: &Path) -> f64 {
 /// `pktflow run` without `--out-dir`: like the functional run above, it writes no device pcap.
 /// `model`: rtc, pipeline, or hybrid with `mapping`.
 fn fast(app: &str, trace: &Path, threads: usize, model: &str, mapping: Option<&Path>) -> f64 {
+    fast_io(app, trace, threads, model, mapping, "dedicated")
+}
+
+/// [`fast`] with the I/O policy `io` (`--io`).
+fn fast_io(
+    app: &str,
+    trace: &Path,
+    threads: usize,
+    model: &str,
+    mapping: Option<&Path>,
+    io: &str,
+) -> f64 {
     let mut v = serde_json::json!({
         "app": app,
         "trace": trace.display().to_string(),
         "threads": threads,
         "model": model,
+        "io": io,
     });
     if let Some(m) = mapping {
         v["mapping"] = m.display().to_string().into();
@@ -237,6 +252,7 @@ fn main() {
         "functional run (cost recording), 1 thread",
         "pktflow run rtc, 1 thread",
         "pktflow run rtc, 2 threads",
+        "pktflow run rtc, 2 threads, --io each",
         "pktflow run pipeline, 1 thread",
         "pktflow run pipeline, 2 threads",
         "pktflow run hybrid (all replicated), 1 thread",
@@ -253,6 +269,7 @@ fn main() {
                     "functional" => functional(app, trace, &out),
                     "rtc1" => fast(app, trace, 1, "rtc", None),
                     "rtc2" => fast(app, trace, 2, "rtc", None),
+                    "rtc2each" => fast_io(app, trace, 2, "rtc", None, "each"),
                     "pipeline1" => fast(app, trace, 1, "pipeline", None),
                     "pipeline2" => fast(app, trace, 2, "pipeline", None),
                     "hybrid1" => fast(app, trace, 1, "hybrid", Some(mapping)),

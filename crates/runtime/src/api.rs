@@ -51,6 +51,9 @@ pub const MAX_PROFILE_PACKETS: u64 = 1_000_000;
 pub enum Io {
     Dedicated,
     Shared,
+    /// Run-to-completion only: no I/O thread; every worker reads the whole source itself and
+    /// keeps the packets whose flow hashes to it.
+    Each,
 }
 
 /// A parsed request with every default resolved.
@@ -167,8 +170,15 @@ impl Request {
         let io = match get_str(&v, "io")?.unwrap_or("dedicated") {
             "dedicated" => Io::Dedicated,
             "shared" => Io::Shared,
-            m => return Err(format!("--io {m}: expected dedicated or shared")),
+            "each" => Io::Each,
+            m => return Err(format!("--io {m}: expected dedicated, shared or each")),
         };
+        if io == Io::Each && model != Model::Rtc {
+            return Err(format!(
+                "--io each applies to --model rtc: with --model {} the I/O thread feeds the threads that hold the source elements",
+                model.name()
+            ));
+        }
         let pin = match v.get("pin") {
             None | Some(Value::Null) => true,
             Some(Value::Bool(b)) => *b,
@@ -452,7 +462,7 @@ fn report(
             "threads": req.threads,
             "model": req.model.name(),
             "mapping": req.mapping,
-            "io": match req.io { Io::Dedicated => "dedicated", Io::Shared => "shared" },
+            "io": match req.io { Io::Dedicated => "dedicated", Io::Shared => "shared", Io::Each => "each" },
             "pin": req.pin,
             "ring_slots": req.ring_slots,
             "batch": req.batch,
@@ -569,7 +579,10 @@ fn run_rtc_inner(
         ));
     }
     drop(probe);
+    // The source is opened here once (a bad trace is reported before any thread starts); with
+    // `--io each` every worker opens its own.
     let mut it = packet_source(app, &req.source)?;
+    let each = req.io == Io::Each;
     let mut producers = Vec::new();
     let mut consumers = Vec::new();
     let mut returns_p = Vec::new();
@@ -610,6 +623,9 @@ fn run_rtc_inner(
                 };
                 let mut waits = 0;
                 let mut failed = None;
+                if each {
+                    failed = read_own_flows(app, req, k, n, &mut d).err();
+                }
                 while let Some(mut batch) = cons.pop(&mut waits) {
                     rep.occupancy_sum += cons.len() as u64 + 1;
                     rep.pops += 1;
@@ -644,11 +660,14 @@ fn run_rtc_inner(
             }));
         }
         // The I/O thread: this one. Dedicated: pinned to a core after the workers'; shared:
-        // not pinned, so it runs on whichever core is idle.
+        // not pinned, so it runs on whichever core is idle; each: none (the workers read).
         if req.pin && req.io == Io::Dedicated {
             pin_to(n);
         }
         let io = (|| -> Result<(u64, Vec<u64>), String> {
+            if each {
+                return Ok((0, vec![0; n]));
+            }
             let new_batch = || Batch::with_capacity(req.batch, BATCH_BYTES_EACH);
             let mut batches: Vec<Batch> = (0..n).map(|_| new_batch()).collect();
             let mut full_waits = vec![0u64; n];
@@ -720,6 +739,39 @@ fn run_rtc_inner(
         .map(|(k, w)| json!({"to_thread": k, "slots": req.ring_slots.next_power_of_two(), "batch": req.batch, "full_waits": w}))
         .collect::<Vec<_>>());
     Ok((workers, secs, rings))
+}
+
+/// `--io each`: worker `k` of `n` reads the whole source itself (its own mapping of a trace
+/// file, or its own copy of the synthetic stream) and processes the packets whose flow hashes
+/// to it, in the source's order, each followed by the neighbours' answers it caused: the same
+/// packets, in the same order, as the I/O thread would hand it. Ctrl-C is checked every 1,024
+/// packets read, taken or not.
+fn read_own_flows(
+    app: &pktflow_profile::app::App,
+    req: &Request,
+    k: usize,
+    n: usize,
+    d: &mut Driver<Fast>,
+) -> Result<(), String> {
+    let mut src = packet_source(app, &req.source)?;
+    let mut scratch = TracePacket {
+        timestamp_ns: 0,
+        iface: 0,
+        data: Vec::new(),
+        orig_len: 0,
+    };
+    let mut read = 0u64;
+    while let Some(tp) = src.next_ref(&mut scratch)? {
+        read += 1;
+        if read.is_multiple_of(1024) {
+            pktflow_model::cancel::check().map_err(|c| c.to_string())?;
+        }
+        if crate::flow::thread_of(tp.data, n) == k {
+            d.process(&tp, true)?;
+            d.process_pending()?;
+        }
+    }
+    Ok(())
 }
 
 /// Instructions each element executed over the first `n` packets of the source, by the

@@ -1,6 +1,7 @@
 //! Element groups on threads (`--model pipeline`, `--model hybrid`): per-flow outputs equal to
 //! one thread's and in order, every packet counted, cycles through the neighbours, bad mapping
-//! files refused with one line.
+//! files refused with one line. Also run-to-completion with `--io each` (no I/O thread), checked
+//! the same way.
 mod common;
 
 use pktflow_profile::app::load_app;
@@ -126,6 +127,34 @@ fn router_pipeline_2_and_3_threads_many_flows() {
         assert!(rings.iter().any(|x| x["from"] != "io"), "{rings:?}");
         same_flows(&f1, &per_flow(&o), &format!("{n} threads"));
     }
+}
+
+/// Run-to-completion with `--io each` (every worker reads the trace itself and keeps its own
+/// flows) on 2 and 3 threads: per flow the same packets as one thread, in order, and every trace
+/// packet taken by exactly one thread. Refused for element groups, with one line.
+#[test]
+fn rtc_io_each_keeps_per_flow_outputs() {
+    let dir = tmp("each");
+    let trace = dir.join("in.pcap");
+    write_trace(&trace, &synthetic("router", 3000, 12));
+    let o1 = tmp("each-1");
+    go("router", &trace, &o1, 1, json!({}));
+    let f1 = per_flow(&o1);
+    assert!(f1.len() > 50, "{} flows", f1.len());
+    for n in [2, 3] {
+        let o = tmp(&format!("each-{n}"));
+        let r = go("router", &trace, &o, n, json!({"io": "each"}));
+        assert_eq!(r["settings"]["io"], "each", "{}", r["settings"]);
+        assert_eq!(r["packets"]["from_source"], 3000);
+        same_flows(&f1, &per_flow(&o), &format!("{n} threads, --io each"));
+    }
+    let req = json!({"app": "router", "trace": trace.to_str().unwrap(), "threads": 2,
+                     "model": "pipeline", "io": "each"});
+    let e = Request::from_json(&req.to_string()).unwrap_err();
+    assert!(
+        e.starts_with("--io each applies to --model rtc") && !e.contains('\n'),
+        "{e}"
+    );
 }
 
 /// One hot flow of numbered packets through a 3-stage pipeline: all leave, in order.
