@@ -67,6 +67,7 @@ impl MappedPcap {
             ));
         };
         self.off = start + 16 + incl as usize;
+        prefetch(&self.map, start + PREFETCH_AHEAD, 16 + incl as usize);
         Ok(Some(TraceRef {
             timestamp_ns,
             iface: 0,
@@ -74,6 +75,35 @@ impl MappedPcap {
             orig_len: orig,
         }))
     }
+}
+
+/// How far ahead of the record being read its bytes are asked for (a few records of a typical
+/// trace): the next records' headers form a chain of dependent loads (each gives the next one's
+/// offset), which from memory would cost a miss each; asked for early, they are in the cache
+/// when read.
+const PREFETCH_AHEAD: usize = 2048;
+
+/// Ask the processor to bring `len` bytes of `map` from `at` into the cache (no effect beyond
+/// the mapping's end, or off x86-64).
+#[inline(always)]
+fn prefetch(map: &[u8], at: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let end = at.saturating_add(len).min(map.len());
+        let mut i = at;
+        while i < end {
+            // Safety: `_mm_prefetch` only hints the cache and never faults; `i` is inside the
+            // mapping, so the pointer is valid.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    map.as_ptr().add(i) as *const i8,
+                );
+            }
+            i += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (map, at, len);
 }
 
 enum Inner {
