@@ -86,6 +86,23 @@ pub fn parse(request: &str) -> Result<Request, String> {
     parse_with(request, &AppSpec::default())
 }
 
+/// Packets of the trace file `path`, counted up to `at_most` (records read until the end or the
+/// first damaged one); `None` when it cannot be opened (the run reports why).
+fn trace_packets(path: &str, at_most: u64) -> Option<u64> {
+    let mut r = pktflow_traffic::TraceFileReader::open(path).ok()?;
+    let mut scratch = pktflow_traffic::TracePacket {
+        timestamp_ns: 0,
+        iface: 0,
+        data: Vec::new(),
+        orig_len: 0,
+    };
+    let mut n = 0;
+    while n < at_most && matches!(r.next_ref(&mut scratch), Ok(Some(_))) {
+        n += 1;
+    }
+    Some(n)
+}
+
 /// The defaults of `explore` that differ from the other commands': 2,000 packets per
 /// simulation (an exploration runs hundreds of searches) and the `greedy+replicate` mapper
 /// (the NPIRE paper's mapping).
@@ -128,7 +145,13 @@ pub fn parse_with(request: &str, base: &AppSpec) -> Result<Request, String> {
         .and_then(|s| s.get("warmup_packets"))
         .is_some_and(|w| !w.is_null());
     if !warm_given {
-        r.sim.warmup_packets = (r.spec.packets / 5).max(1);
+        // A trace file shorter than `spec.packets` would leave nothing to measure after a
+        // fifth of `spec.packets`: a fifth of the packets it holds instead.
+        let n = match &r.spec.trace {
+            Some(t) => trace_packets(t, r.spec.packets).unwrap_or(r.spec.packets),
+            None => r.spec.packets,
+        };
+        r.sim.warmup_packets = (n / 5).max(1);
     }
     r.spec.validate()?;
     r.sim.validate().map_err(|e| {
@@ -470,6 +493,29 @@ mod tests {
         assert_eq!(r.sim.warmup_packets, 7);
         let r = parse("{}").unwrap();
         assert_eq!(r.sim.warmup_packets, AppSpec::default().packets / 5);
+        // A trace shorter than spec.packets: a fifth of its packets; longer: of spec.packets.
+        let dir = std::env::temp_dir().join(format!("pktflow-warm-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.pcap");
+        let mut w = pktflow_traffic::PcapWriter::create(&path, 1).unwrap();
+        for i in 0..3000u64 {
+            let tp = pktflow_traffic::TracePacket {
+                timestamp_ns: i,
+                iface: 0,
+                data: vec![0u8; 60],
+                orig_len: 60,
+            };
+            w.write(&tp).unwrap();
+        }
+        w.finish().unwrap();
+        let t = path.to_str().unwrap();
+        let req = |packets: u64| format!(r#"{{"spec": {{"trace": "{t}", "packets": {packets}}}}}"#);
+        assert_eq!(parse(&req(20_000)).unwrap().sim.warmup_packets, 600);
+        assert_eq!(parse(&req(1_000)).unwrap().sim.warmup_packets, 200);
+        // A file that cannot be opened keeps the default; the run reports why.
+        let missing = r#"{"spec": {"trace": "/nonexistent/x.pcap", "packets": 500}}"#;
+        assert_eq!(parse(missing).unwrap().sim.warmup_packets, 100);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]
