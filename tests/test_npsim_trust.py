@@ -14,8 +14,11 @@ import sys
 import time
 
 import pytest
+from conftest import run_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import pktflow
 from pktflow import PktflowError, tdpm
 from pktflow import npsim as api
 from pktflow._ui import strip_volatile
@@ -451,3 +454,13 @@ def test_map_api_equals_cli_and_records_its_settings(capsys):
     assert "mapper_seconds" in cli["timing"] and "mapper_seconds" not in cli
     py = tdpm.map_app("mpls", engines=2, packets=300)
     assert strip_volatile({**cli, "run": None}) == strip_volatile(py)
+
+
+def test_maxrate_on_a_short_trace_file_measures(tmp_path):
+    """A trace file shorter than the default 20,000 packets: the warm-up is a fifth of what it
+    holds, so the measurement window is not empty (it was, with a fifth of 20,000)."""
+    trace = tmp_path / "short.pcap"
+    pktflow.write_synthetic(trace, 3000, seed=1)
+    r = run_json("maxrate", "router", "--trace", str(trace))
+    assert r["settings"]["sim"]["warmup_packets"] == 600
+    assert r["packets_per_second"] > 0
