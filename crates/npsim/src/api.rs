@@ -90,12 +90,7 @@ pub fn parse(request: &str) -> Result<Request, String> {
 /// first damaged one); `None` when it cannot be opened (the run reports why).
 fn trace_packets(path: &str, at_most: u64) -> Option<u64> {
     let mut r = pktflow_traffic::TraceFileReader::open(path).ok()?;
-    let mut scratch = pktflow_traffic::TracePacket {
-        timestamp_ns: 0,
-        iface: 0,
-        data: Vec::new(),
-        orig_len: 0,
-    };
+    let mut scratch = pktflow_traffic::TracePacket::default();
     let mut n = 0;
     while n < at_most && matches!(r.next_ref(&mut scratch), Ok(Some(_))) {
         n += 1;

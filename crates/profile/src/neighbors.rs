@@ -141,12 +141,7 @@ pub fn ip_reply_into(frame: &[u8], timestamp_ns: u64, iface: u16, out: &mut Trac
 }
 
 fn empty_packet() -> TracePacket {
-    TracePacket {
-        timestamp_ns: 0,
-        iface: 0,
-        data: Vec::new(),
-        orig_len: 0,
-    }
+    TracePacket::default()
 }
 
 #[cfg(test)]

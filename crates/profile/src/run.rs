@@ -311,12 +311,7 @@ impl<I: Iterator<Item = Result<TracePacket, String>>> PacketSource for IterSourc
 impl Iterator for TraceFile {
     type Item = Result<TracePacket, String>;
     fn next(&mut self) -> Option<Self::Item> {
-        let mut tp = TracePacket {
-            timestamp_ns: 0,
-            iface: 0,
-            data: Vec::new(),
-            orig_len: 0,
-        };
+        let mut tp = TracePacket::default();
         match self.next_into(&mut tp) {
             Ok(true) => Some(Ok(tp)),
             Ok(false) => None,

@@ -683,12 +683,7 @@ fn run_rtc_inner(
                 let b = std::mem::replace(&mut batches[k], fresh);
                 full_waits[k] += producers[k].push(b);
             };
-            let mut scratch = TracePacket {
-                timestamp_ns: 0,
-                iface: 0,
-                data: Vec::new(),
-                orig_len: 0,
-            };
+            let mut scratch = TracePacket::default();
             while let Some(tp) = it.next_ref(&mut scratch)? {
                 count += 1;
                 if count.is_multiple_of(1024) {
@@ -754,12 +749,7 @@ fn read_own_flows(
     d: &mut Driver<Fast>,
 ) -> Result<(), String> {
     let mut src = packet_source(app, &req.source)?;
-    let mut scratch = TracePacket {
-        timestamp_ns: 0,
-        iface: 0,
-        data: Vec::new(),
-        orig_len: 0,
-    };
+    let mut scratch = TracePacket::default();
     let mut read = 0u64;
     while let Some(tp) = src.next_ref(&mut scratch)? {
         read += 1;

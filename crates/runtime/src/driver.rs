@@ -30,15 +30,6 @@ use pktflow_traffic::DevicePcaps as DeviceOutputs;
 /// Most buffers of injected neighbour answers kept for reuse.
 const MAX_SPARE: usize = 64;
 
-fn empty_trace_packet() -> TracePacket {
-    TracePacket {
-        timestamp_ns: 0,
-        iface: 0,
-        data: Vec::new(),
-        orig_len: 0,
-    }
-}
-
 /// Drives one router. See the module documentation.
 pub struct Driver<E: Engine> {
     pub engine: E,
@@ -145,7 +136,7 @@ impl<E: Engine> Driver<E> {
     fn answer(&mut self, frame: &[u8], iface: u16) -> Option<TracePacket> {
         let ethertype = frame.get(12..14)?;
         if ethertype == [0x08, 0x06] {
-            let mut r = self.spare.pop().unwrap_or_else(empty_trace_packet);
+            let mut r = self.spare.pop().unwrap_or_default();
             if arp_reply_into(frame, self.last_ts, iface, &mut r) {
                 self.neighbor_replies += 1;
                 return Some(r);
@@ -154,7 +145,7 @@ impl<E: Engine> Driver<E> {
         } else if self.reply_every > 0 && self.from_source && ip_reply_due(frame) {
             self.ip_departures += 1;
             if self.ip_departures.is_multiple_of(self.reply_every) {
-                let mut r = self.spare.pop().unwrap_or_else(empty_trace_packet);
+                let mut r = self.spare.pop().unwrap_or_default();
                 if ip_reply_into(frame, self.last_ts, iface, &mut r) {
                     self.ip_replies += 1;
                     return Some(r);
@@ -210,7 +201,7 @@ impl<E: Engine> Driver<E> {
         packets: &mut dyn PacketSource,
         mut tick: impl FnMut(u64),
     ) -> Result<(), String> {
-        let mut tp = empty_trace_packet();
+        let mut tp = TracePacket::default();
         loop {
             if !self.pending.is_empty() {
                 self.process_pending()?;

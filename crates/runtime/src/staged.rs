@@ -431,12 +431,7 @@ pub fn run_staged(
             // Each packet borrowed from the source (or read into `scratch`), its bytes copied
             // into the batch of its thread; a full batch is handed over and replaced by one its
             // worker gave back.
-            let mut scratch = TracePacket {
-                timestamp_ns: 0,
-                iface: 0,
-                data: Vec::new(),
-                orig_len: 0,
-            };
+            let mut scratch = TracePacket::default();
             while let Some(tp) = source.next_ref(&mut scratch)? {
                 count += 1;
                 if count.is_multiple_of(1024) {

@@ -243,12 +243,7 @@ mod tests {
     fn read_all(path: &Path) -> (bool, Vec<TracePacket>, Option<String>) {
         let mut r = TraceFileReader::open(path).unwrap();
         let mapped = r.is_mapped();
-        let mut scratch = TracePacket {
-            timestamp_ns: 0,
-            iface: 0,
-            data: Vec::new(),
-            orig_len: 0,
-        };
+        let mut scratch = TracePacket::default();
         let mut got = Vec::new();
         loop {
             match r.next_ref(&mut scratch) {

@@ -35,8 +35,8 @@ pub(crate) const MAGIC_USEC: u32 = 0xa1b2_c3d4;
 pub(crate) const MAGIC_NSEC: u32 = 0xa1b2_3c4d;
 pub(crate) const PCAPNG_SHB: u32 = 0x0a0d_0d0a;
 
-/// One captured packet as stored in a trace file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One captured packet as stored in a trace file (`Default`: empty, a buffer to read into).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TracePacket {
     /// Capture time in nanoseconds (since the Unix epoch for real captures, since the start
     /// of the trace for generated ones).
@@ -468,12 +468,7 @@ impl<R: Read> Iterator for PcapReader<R> {
     type Item = Result<TracePacket, TrafficError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut p = TracePacket {
-            timestamp_ns: 0,
-            iface: 0,
-            data: Vec::new(),
-            orig_len: 0,
-        };
+        let mut p = TracePacket::default();
         match self.read_into(&mut p) {
             Ok(true) => Some(Ok(p)),
             Ok(false) => None,

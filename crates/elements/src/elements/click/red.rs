@@ -188,7 +188,7 @@ mod tests {
             let mut cx = crate::cx::Cx::new();
             cx.downstream_queue_len = qlen;
             e.push(0, Packet::from_bytes(&[0]), &mut cx);
-            if (cx.emitted_count() == 0) {
+            if cx.emitted_count() == 0 {
                 dropped += 1;
             }
         }

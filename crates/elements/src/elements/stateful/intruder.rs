@@ -624,7 +624,7 @@ mod tests {
             ] {
                 let mut cx = Cx::new();
                 e.push(0, Packet::from_bytes(&bad), &mut cx);
-                assert!((cx.emitted_count() == 0) && cx.trace().fates.len() == 1);
+                assert!(cx.emitted_count() == 0 && cx.trace().fates.len() == 1);
             }
         }
     }

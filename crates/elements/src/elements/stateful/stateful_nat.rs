@@ -325,7 +325,7 @@ mod tests {
         let mut u = ipv4_frame(6, [8, 8, 8, 8], [1, 0, 0, 1], &tcp(81, 50000, 9, b""));
         fix_tcp(&mut u);
         n.push(1, Packet::from_bytes(&u), &mut cx);
-        assert!((cx.emitted_count() == 0));
+        assert_eq!(cx.emitted_count(), 0);
         assert_eq!(n.table.data(0).packets, 2);
     }
 
