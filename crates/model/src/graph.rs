@@ -53,6 +53,11 @@ struct NamedElement<'a> {
 }
 
 impl AppGraph {
+    /// The elements' names, in declaration order (element index order).
+    pub fn element_names(&self) -> Vec<String> {
+        self.elements.iter().map(|e| e.name.clone()).collect()
+    }
+
     pub fn new(file: impl Into<String>) -> Self {
         AppGraph {
             file: file.into(),

@@ -323,7 +323,7 @@ impl Prepared {
             ));
         }
         let app = pktflow_profile::app::load_app(&spec.app)?;
-        let names: Vec<String> = app.graph.elements.iter().map(|e| e.name.clone()).collect();
+        let names = app.graph.element_names();
         let classes: Vec<String> = app.graph.elements.iter().map(|e| e.class.clone()).collect();
         if let Some(t) = &spec.element_costs {
             t.validate(&names)

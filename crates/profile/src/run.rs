@@ -651,13 +651,7 @@ impl Run {
     /// Replace the elements' estimated costs in every trace [`Run::next_trace`] returns by
     /// `table`'s (crate::costs): the one place measured costs enter the timing models.
     pub fn set_costs(&mut self, table: &CostTable) -> Result<(), String> {
-        let names: Vec<String> = self
-            .app
-            .graph
-            .elements
-            .iter()
-            .map(|e| e.name.clone())
-            .collect();
+        let names = self.app.graph.element_names();
         self.costs = Some(CostOverride::new(table, &names)?);
         Ok(())
     }

@@ -129,13 +129,7 @@ impl WorkloadSpec {
         }
         let source = Source::from_args(self.trace.as_deref(), Some(self.packets as u64), seed);
         let mut run = Run::start(&self.app, &source, &std::env::temp_dir())?;
-        let names: Vec<String> = run
-            .app
-            .graph
-            .elements
-            .iter()
-            .map(|e| e.name.clone())
-            .collect();
+        let names = run.app.graph.element_names();
         let elements: Vec<(String, String)> = run
             .app
             .graph

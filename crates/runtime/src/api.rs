@@ -812,7 +812,7 @@ fn run_staged_inner(
         ));
     }
     let g = crate::mapping::GraphInfo {
-        names: app.graph.elements.iter().map(|e| e.name.clone()).collect(),
+        names: app.graph.element_names(),
         classes: app.graph.elements.iter().map(|e| e.class.clone()).collect(),
         push: probe
             .0

@@ -337,7 +337,7 @@ fn router_hybrid_replicated_elements() {
     let trace = dir.join("in.pcap");
     write_trace(&trace, &synthetic("router", 3000, 9));
     let a = load_app("router").unwrap();
-    let names: Vec<String> = a.graph.elements.iter().map(|e| e.name.clone()).collect();
+    let names = a.graph.element_names();
     // Thread 0: the first half; thread 1: the second half; every CheckIPHeader on both.
     let half = names.len() / 2;
     let mut t0: Vec<&String> = names[..half].iter().collect();
