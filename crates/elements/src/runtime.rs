@@ -28,6 +28,29 @@ use std::path::PathBuf;
 /// Most element visits one injected packet may cause before it is declared looping.
 pub const MAX_VISITS_PER_PACKET: usize = 10_000;
 
+/// Element `e`'s entry of a per-element table, on the hot path of the delivery loop.
+///
+/// Every element index the router handles comes from its own graph (the edge tables, the
+/// sources, the sinks), built and checked against the number of elements by [`Router::new`],
+/// and every per-element table has one entry per element; so the index is always in range,
+/// and the bounds check (one compare and branch per table per visit, about a tenth of the
+/// loop's instructions) is left out. Debug builds still check.
+#[inline(always)]
+fn at<T>(table: &[T], e: u32) -> &T {
+    debug_assert!((e as usize) < table.len(), "element {e} out of range");
+    // SAFETY: `e` is an element index of this router (see above), and `table` has an entry
+    // for every element.
+    unsafe { table.get_unchecked(e as usize) }
+}
+
+/// [`at`], mutable.
+#[inline(always)]
+fn at_mut<T>(table: &mut [T], e: u32) -> &mut T {
+    debug_assert!((e as usize) < table.len(), "element {e} out of range");
+    // SAFETY: as for `at`.
+    unsafe { table.get_unchecked_mut(e as usize) }
+}
+
 /// Options for instantiating a graph.
 #[derive(Clone, Debug, Default)]
 pub struct RouterOptions {
@@ -665,10 +688,15 @@ impl Router {
     }
 
     /// Deliver what the last visit emitted (in reverse, so the stack pops them in port order).
+    /// Inlined: most callers find nothing emitted (a queue's pull, a sink's push).
+    #[inline]
     fn route_emitted(&mut self, from: u32) {
-        if self.cx.first.is_none() {
-            return;
+        if self.cx.first.is_some() {
+            self.route_emitted_all(from);
         }
+    }
+
+    fn route_emitted_all(&mut self, from: u32) {
         #[cfg(pktflow_fast)]
         if self.local.is_empty() {
             // Every element runs here: nothing is set aside.
@@ -712,8 +740,18 @@ impl Router {
     }
 
     fn run_stack(&mut self) {
+        let next = self.stack.pop();
+        self.run_from(next);
+    }
+
+    /// [`Router::run_stack`], starting with the visit `next` (then the stack's top).
+    fn run_from(&mut self, mut next: Option<(u32, u16, Packet)>) {
+        // Whether every element runs here (fixed for the run: asked once, not at every visit).
+        #[cfg(pktflow_fast)]
+        let direct = self.local.is_empty();
+        #[cfg(not(pktflow_fast))]
+        let direct = true;
         let mut visits = 0usize;
-        let mut next = self.stack.pop();
         while let Some((e, port, p)) = next {
             visits += 1;
             if visits > MAX_VISITS_PER_PACKET {
@@ -722,34 +760,29 @@ impl Router {
                 next = self.stack.pop();
                 continue;
             }
-            if let Some(q) = self.downstream_queue[e as usize] {
-                self.cx.downstream_queue_len = self.elems[q as usize].held();
+            if let Some(q) = *at(&self.downstream_queue, e) {
+                self.cx.downstream_queue_len = at(&self.elems, q).held();
             }
             let v = self.begin(e);
-            self.elems[e as usize].push(port as usize, p, &mut self.cx);
+            at_mut(&mut self.elems, e).push(port as usize, p, &mut self.cx);
             self.end(v, port);
-            next = self.next_visit(e);
+            next = self.next_visit(e, direct);
         }
     }
 
     /// The visit that follows one of `from`: when it emitted exactly one packet to a
-    /// connected output (the common case), that packet, handed on without going through the
-    /// stack (it would be pushed and popped at once: the same depth-first order); otherwise
-    /// what it emitted is routed ([`Router::route_emitted`]) and the stack's top comes next.
+    /// connected output (the common case) and every element runs here (`direct`), that
+    /// packet, handed on without going through the stack (it would be pushed and popped at
+    /// once: the same depth-first order); otherwise what it emitted is routed
+    /// ([`Router::route_emitted`]) and the stack's top comes next.
     #[inline]
-    fn next_visit(&mut self, from: u32) -> Option<(u32, u16, Packet)> {
-        #[cfg(pktflow_fast)]
-        let direct = self.local.is_empty();
-        #[cfg(not(pktflow_fast))]
-        let direct = true;
+    fn next_visit(&mut self, from: u32, direct: bool) -> Option<(u32, u16, Packet)> {
         if direct && self.cx.out.is_empty() {
-            if let Some((port, _)) = self.cx.first {
-                if let Some((to, to_port)) =
-                    self.out_edge[from as usize].get(port).copied().flatten()
-                {
-                    let (_, p) = self.cx.first.take().expect("one packet emitted");
+            if let Some((port, p)) = self.cx.first.take() {
+                if let Some(&Some((to, to_port))) = at(&self.out_edge, from).get(port) {
                     return Some((to, to_port, p));
                 }
+                self.cx.first = Some((port, p));
             }
         }
         self.route_emitted(from);
@@ -825,7 +858,8 @@ impl Router {
             // Fast build: a sink that pulls straight from an empty queue has nothing to take
             // (`pull_ready` only reads the time: asking it can be skipped).
             #[cfg(pktflow_fast)]
-            if self.storage[up as usize] && self.elems[up as usize].held() == 0 {
+            if self.storage[up as usize] {
+                self.drain_queue_into(s, up, up_port);
                 continue;
             }
             let mut guard = 0;
@@ -848,6 +882,36 @@ impl Router {
         }
     }
 
+    /// Fast build: sink `s` pulls straight from the storage element `up` (a Queue feeding a
+    /// ToDevice, the common case): the same visits in the same order as the general loop of
+    /// [`Router::drain_pull_sinks`] (the sink is ready, the queue gives its head, the sink takes
+    /// it), without going through [`Router::pull_from`]'s search for the storage element.
+    #[cfg(pktflow_fast)]
+    fn drain_queue_into(&mut self, s: u32, up: u32, up_port: u16) {
+        let mut guard = 0;
+        while self.elems[up as usize].held() > 0
+            && self.elems[s as usize].pull_ready(self.cx.now_ns)
+        {
+            let v = self.begin(up);
+            let Some(p) = self.elems[up as usize].pull(up_port as usize, &mut self.cx) else {
+                return;
+            };
+            self.end(v, up_port);
+            self.route_emitted(up);
+            let v = self.begin(s);
+            self.elems[s as usize].push(0, p, &mut self.cx);
+            self.end(v, 0);
+            self.route_emitted(s);
+            if !self.stack.is_empty() {
+                self.run_stack();
+            }
+            guard += 1;
+            if guard > MAX_VISITS_PER_PACKET {
+                return;
+            }
+        }
+    }
+
     fn held_now(&self) -> usize {
         self.elems.iter().map(|e| e.held()).sum()
     }
@@ -859,9 +923,17 @@ impl Router {
         self.cx.now_ns = p.anno.timestamp_ns;
         self.cx.trace.timestamp_ns = p.anno.timestamp_ns;
         self.cx.element = start;
-        self.cx.emit(0, p);
-        self.route_emitted(start);
-        self.run_stack();
+        // When every element runs here, the source's output 0 leads straight to the first
+        // visit; otherwise (and from an unconnected source, which drops the packet) the
+        // packet is routed as any visit's output is.
+        match at(&self.out_edge, start).first() {
+            Some(&Some((to, port))) if self.local.is_empty() => self.run_from(Some((to, port, p))),
+            _ => {
+                self.cx.emit(0, p);
+                self.route_emitted(start);
+                self.run_stack();
+            }
+        }
         self.drain_pull_sinks();
         if !self.cx.calls.is_empty() {
             self.run_calls();
@@ -1016,7 +1088,8 @@ impl Router {
             return Err("the configuration has no input device (FromDevice/PollDevice) to inject trace packets into".into());
         }
         let before = packets_created() - 1; // `p` itself was created by the caller
-        let src = self.sources[iface % self.sources.len()];
+        let n = self.sources.len();
+        let src = self.sources[if iface < n { iface } else { iface % n }];
         let mut p = p;
         // A receiving device classifies the frame by its Ethernet destination (Click's
         // FromDevice sets the packet-type annotation that DropBroadcasts and ICMPError read).

@@ -341,10 +341,9 @@ impl Placer {
             InputPort::Fixed(i) => Some(i as usize),
         };
         let iface = match placed {
+            Some(i) if i < n => i,
             Some(i) => {
-                if i >= n {
-                    st.wrapped += 1;
-                }
+                st.wrapped += 1;
                 i % n
             }
             None => {
