@@ -163,6 +163,7 @@ pub fn ether_src(e: &[u8]) -> [u8; 6] {
     [e[6], e[7], e[8], e[9], e[10], e[11]]
 }
 /// Write a whole Ethernet header at the start of `e`.
+#[inline]
 pub fn write_ether(e: &mut [u8], dst: [u8; 6], src: [u8; 6], ethertype: u16) {
     e[0..6].copy_from_slice(&dst);
     e[6..12].copy_from_slice(&src);

@@ -225,7 +225,8 @@ fn by_subnet(d: &[u8], ifaces: &Ifaces) -> Option<usize> {
 }
 
 fn by_dst_mac(d: &[u8], ifaces: &Ifaces) -> Option<usize> {
-    let dst = d.get(0..6)?;
+    // An array, not a slice: six bytes compared inline, not through `memcmp`.
+    let dst: [u8; 6] = *d.first_chunk::<6>()?;
     if dst[0] & 1 == 0 {
         if let Some(i) = ifaces.iter().position(|i| i.0 == dst) {
             return Some(i);

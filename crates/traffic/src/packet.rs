@@ -187,15 +187,21 @@ impl PacketBuf {
         if n <= self.head {
             self.head -= n;
         } else {
-            let extra = n - self.head + DEFAULT_HEADROOM;
-            let mut nb = vec![0u8; self.buf.len() + extra];
-            nb[extra..].copy_from_slice(&self.buf);
-            self.buf = nb;
-            self.head = self.head + extra - n;
-            self.tail += extra;
-            if let Some(nh) = self.anno.network_header.as_mut() {
-                *nh += extra;
-            }
+            self.push_front_grow(n);
+        }
+    }
+
+    /// [`PacketBuf::push_front`] beyond the headroom: a new, larger buffer.
+    #[cold]
+    fn push_front_grow(&mut self, n: usize) {
+        let extra = n - self.head + DEFAULT_HEADROOM;
+        let mut nb = vec![0u8; self.buf.len() + extra];
+        nb[extra..].copy_from_slice(&self.buf);
+        self.buf = nb;
+        self.head = self.head + extra - n;
+        self.tail += extra;
+        if let Some(nh) = self.anno.network_header.as_mut() {
+            *nh += extra;
         }
     }
 

@@ -44,6 +44,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
 
 /// Decrement the TTL of the header at the start of `h` with an RFC 1624 checksum update.
 /// Returns false (and leaves `h` unchanged) when the TTL is 0 or 1.
+#[inline]
 pub fn dec_ttl(h: &mut [u8]) -> bool {
     if h[8] <= 1 {
         return false;

@@ -5,7 +5,7 @@
 //! 0xffff (RFC 768).
 use super::flow::FlowKey;
 use crate::cx::Cx;
-use pktflow_traffic::checksum::{incremental_update, incremental_update32};
+use pktflow_traffic::checksum::Delta;
 
 pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
@@ -86,26 +86,27 @@ pub fn rewrite(h: &mut [u8], hl: usize, to: &FlowKey, ports: bool, l4: bool, cx:
         (true, Some((off, need))) if h.len() >= hl + need => Some(hl + off),
         _ => None,
     };
-    let mut ipsum = be16(h, 10);
+    let ipsum = be16(h, 10);
     cx.read_pkt(2);
-    let mut l4sum = l4sum_off.map(|o| be16(h, o));
+    let l4sum = l4sum_off.map(|o| be16(h, o));
     if l4sum.is_some() {
         cx.read_pkt(2);
     }
     // A UDP packet without checksum keeps none.
     let udp_nosum = proto == PROTO_UDP && l4sum == Some(0);
+    // The words changed, summed once for each checksum (the L4 checksum covers the addresses
+    // through its pseudo-header, and the ports).
+    let mut d_ip = Delta::default();
     for (off, new) in [(12usize, to.saddr), (16, to.daddr)] {
         let old = be32(h, off);
         if old != new {
             cx.instr(6);
             put32(h, off, new);
             cx.write_pkt(4);
-            ipsum = incremental_update32(ipsum, old, new);
-            if let Some(s) = l4sum.as_mut() {
-                *s = incremental_update32(*s, old, new);
-            }
+            d_ip.word32(old, new);
         }
     }
+    let mut d_l4 = d_ip;
     if ports && l4sum_off.is_some() {
         for (off, new) in [(hl, to.sport), (hl + 2, to.dport)] {
             let old = be16(h, off);
@@ -113,15 +114,14 @@ pub fn rewrite(h: &mut [u8], hl: usize, to: &FlowKey, ports: bool, l4: bool, cx:
                 cx.instr(6);
                 put16(h, off, new);
                 cx.write_pkt(2);
-                if let Some(s) = l4sum.as_mut() {
-                    *s = incremental_update(*s, old, new);
-                }
+                d_l4.word(old, new);
             }
         }
     }
-    put16(h, 10, ipsum);
+    put16(h, 10, d_ip.apply(ipsum));
     cx.write_pkt(2);
-    if let (Some(o), Some(mut s)) = (l4sum_off, l4sum) {
+    if let (Some(o), Some(s)) = (l4sum_off, l4sum) {
+        let mut s = d_l4.apply(s);
         if udp_nosum {
             s = 0;
         } else if proto == PROTO_UDP && s == 0 {
