@@ -745,48 +745,50 @@ impl Router {
     }
 
     /// [`Router::run_stack`], starting with the visit `next` (then the stack's top).
-    fn run_from(&mut self, mut next: Option<(u32, u16, Packet)>) {
+    ///
+    /// After a visit that emitted exactly one packet to a connected output (the common case),
+    /// when every element runs here, that packet is visited next without going through the
+    /// stack (it would be pushed and popped at once: the same depth-first order); otherwise
+    /// what the visit emitted is routed ([`Router::route_emitted`]) and the stack's top comes
+    /// next. The visit in hand stays in local variables.
+    fn run_from(&mut self, next: Option<(u32, u16, Packet)>) {
         // Whether every element runs here (fixed for the run: asked once, not at every visit).
         #[cfg(pktflow_fast)]
         let direct = self.local.is_empty();
         #[cfg(not(pktflow_fast))]
         let direct = true;
+        let Some((mut e, mut port, mut p)) = next else {
+            return;
+        };
         let mut visits = 0usize;
-        while let Some((e, port, p)) = next {
+        loop {
             visits += 1;
             if visits > MAX_VISITS_PER_PACKET {
                 self.cx.element = e;
                 self.cx.drop_packet(p, "visit limit exceeded");
-                next = self.stack.pop();
-                continue;
-            }
-            if let Some(q) = *at(&self.downstream_queue, e) {
-                self.cx.downstream_queue_len = at(&self.elems, q).held();
-            }
-            let v = self.begin(e);
-            at_mut(&mut self.elems, e).push(port as usize, p, &mut self.cx);
-            self.end(v, port);
-            next = self.next_visit(e, direct);
-        }
-    }
-
-    /// The visit that follows one of `from`: when it emitted exactly one packet to a
-    /// connected output (the common case) and every element runs here (`direct`), that
-    /// packet, handed on without going through the stack (it would be pushed and popped at
-    /// once: the same depth-first order); otherwise what it emitted is routed
-    /// ([`Router::route_emitted`]) and the stack's top comes next.
-    #[inline]
-    fn next_visit(&mut self, from: u32, direct: bool) -> Option<(u32, u16, Packet)> {
-        if direct && self.cx.out.is_empty() {
-            if let Some((port, p)) = self.cx.first.take() {
-                if let Some(&Some((to, to_port))) = at(&self.out_edge, from).get(port) {
-                    return Some((to, to_port, p));
+            } else {
+                if let Some(q) = *at(&self.downstream_queue, e) {
+                    self.cx.downstream_queue_len = at(&self.elems, q).held();
                 }
-                self.cx.first = Some((port, p));
+                let v = self.begin(e);
+                at_mut(&mut self.elems, e).push(port as usize, p, &mut self.cx);
+                self.end(v, port);
+                if direct && self.cx.out.is_empty() {
+                    if let Some((out, q)) = self.cx.first.take() {
+                        if let Some(&Some((to, to_port))) = at(&self.out_edge, e).get(out) {
+                            (e, port, p) = (to, to_port, q);
+                            continue;
+                        }
+                        self.cx.first = Some((out, q));
+                    }
+                }
+                self.route_emitted(e);
+            }
+            match self.stack.pop() {
+                Some(n) => (e, port, p) = n,
+                None => return,
             }
         }
-        self.route_emitted(from);
-        self.stack.pop()
     }
 
     /// Pull one packet out of `(e, port)`; `Err(())` when nothing is available.

@@ -108,25 +108,39 @@ impl<E: Engine> Driver<E> {
         if self.departed.is_empty() {
             return Ok(());
         }
-        let mut departed = std::mem::take(&mut self.departed);
         let mut err = None;
-        for (sink, p) in departed.drain(..) {
-            if let Some(Some(info)) = self.sinks.get(sink as usize) {
-                if let (Some(k), Some(o)) = (info.writer, self.outputs.as_mut()) {
-                    if let Err(e) = o.write(k, &p) {
-                        err.get_or_insert(e);
-                    }
-                }
-                if let Some(iface) = info.iface {
-                    if let Some(r) = self.answer(p.data(), iface as u16) {
-                        self.pending.push_back(r);
-                    }
+        if self.departed.len() == 1 {
+            // The common case, one packet left: no drain of the vector.
+            if let Some((sink, p)) = self.departed.pop() {
+                self.departure(sink, p, &mut err);
+            }
+        } else {
+            let mut departed = std::mem::take(&mut self.departed);
+            for (sink, p) in departed.drain(..) {
+                self.departure(sink, p, &mut err);
+            }
+            self.departed = departed;
+        }
+        err.map_or(Ok(()), Err)
+    }
+
+    /// One packet that left through sink `sink`: written to its file, answered by the
+    /// neighbour, then its buffer given back. The first write error is kept in `err`.
+    #[inline]
+    fn departure(&mut self, sink: u32, p: Packet, err: &mut Option<String>) {
+        if let Some(Some(info)) = self.sinks.get(sink as usize) {
+            if let (Some(k), Some(o)) = (info.writer, self.outputs.as_mut()) {
+                if let Err(e) = o.write(k, &p) {
+                    err.get_or_insert(e);
                 }
             }
-            self.engine.recycle(p);
+            if let Some(iface) = info.iface {
+                if let Some(r) = self.answer(p.data(), iface as u16) {
+                    self.pending.push_back(r);
+                }
+            }
         }
-        self.departed = departed;
-        err.map_or(Ok(()), Err)
+        self.engine.recycle(p);
     }
 
     /// The neighbour's answer to `frame`, leaving through the device of input interface

@@ -49,6 +49,14 @@ pub fn fold(mut sum: u32) -> u16 {
 /// the one's complement of the one's-complement sum.
 #[inline]
 pub fn ip_checksum(data: &[u8]) -> u16 {
+    // An IPv4 header without options (almost every one) is five 32-bit words: summed
+    // without the loops.
+    if let Ok(w) = <&[u8; 20]>::try_from(data) {
+        let word = |i: usize| u32::from_be_bytes([w[i], w[i + 1], w[i + 2], w[i + 3]]) as u64;
+        let sum = word(0) + word(4) + word(8) + word(12) + word(16);
+        let sum = (sum & 0xffff_ffff) + (sum >> 32);
+        return !fold(((sum & 0xffff) + (sum >> 16)) as u32);
+    }
     !fold(ones_sum(data, 0))
 }
 
@@ -289,6 +297,14 @@ mod tests {
                 step = incremental_update(step, old, new);
             }
             prop_assert_eq!(d.apply(sum), step);
+        }
+    }
+
+    proptest! {
+        /// The five-word sum of a 20-byte header agrees with the general one.
+        #[test]
+        fn twenty_byte_header_checksum_agrees(h in proptest::array::uniform20(any::<u8>())) {
+            prop_assert_eq!(ip_checksum(&h), !fold(ones_sum(&h, 0)));
         }
     }
 }
