@@ -22,7 +22,12 @@
 //! each link has its working set, and again when a worker's overflow list grows past it. A
 //! batch between workers goes back with as many packet buffers of the receiver's free list as
 //! it brought packets, so a thread that makes packets (from the trace) gets back the buffers of
-//! those another thread dropped or sent out, hop by hop back along the rings.
+//! those another thread dropped or sent out, hop by hop back along the rings. A neighbour's
+//! answer is built in a spare buffer of the driver of the thread whose sink its request left
+//! through; once injected, its buffer goes to the driver of the thread that injected it, and a
+//! batch goes back with as many of those as it brought answers, so answers circulate as the
+//! packet buffers do (each driver keeps at most [`answer_limit`]). A batch that its full ring
+//! back cannot take is dropped, and the buffers put in it stay with the receiver.
 //!
 //! Deadlock freedom with bounded rings: a worker never waits for room in a ring. A batch for a
 //! full ring stays in the worker's own overflow list and is retried on the next turn of its loop,
