@@ -136,7 +136,14 @@ impl<B> LinkIn<B> {
     /// caller empties it first: the sender fills what it gets back as it is.
     #[inline]
     pub fn give_back(&mut self, b: B) {
-        let _ = self.back.try_push(b);
+        let _ = self.try_give_back(b);
+    }
+
+    /// [`LinkIn::give_back`], returning the batch when the ring back is full (for the caller
+    /// to keep what it put in it).
+    #[inline]
+    pub fn try_give_back(&mut self, b: B) -> Result<(), B> {
+        self.back.try_push(b)
     }
 }
 

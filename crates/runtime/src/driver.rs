@@ -279,6 +279,21 @@ impl<E: Engine> Driver<E> {
         self.pending.pop_front()
     }
 
+    /// Keep `tp`, an answer injected (here or on another thread), for building the next
+    /// answers in, while fewer than `limit` are kept.
+    #[inline]
+    pub fn reuse_answer(&mut self, tp: TracePacket, limit: usize) {
+        if self.spare.len() < limit {
+            self.spare.push(tp);
+        }
+    }
+
+    /// A kept answer buffer, to give back to the thread that built the answer it came with.
+    #[inline]
+    pub fn take_spare_answer(&mut self) -> Option<TracePacket> {
+        self.spare.pop()
+    }
+
     /// Whether the packet being processed descends from a source packet (not a neighbour's
     /// answer): the far ends answer only those.
     pub fn from_source(&self) -> bool {

@@ -22,7 +22,12 @@
 //! each link has its working set, and again when a worker's overflow list grows past it. A
 //! batch between workers goes back with as many packet buffers of the receiver's free list as
 //! it brought packets, so a thread that makes packets (from the trace) gets back the buffers of
-//! those another thread dropped or sent out, hop by hop back along the rings.
+//! those another thread dropped or sent out, hop by hop back along the rings. A neighbour's
+//! answer is built in a spare buffer of the driver of the thread whose sink its request left
+//! through; once injected, its buffer goes to the driver of the thread that injected it, and a
+//! batch goes back with as many of those as it brought answers, so answers circulate as the
+//! packet buffers do (each driver keeps at most [`answer_limit`]). A batch that its full ring
+//! back cannot take is dropped, and the buffers put in it stay with the receiver.
 //!
 //! Deadlock freedom with bounded rings: a worker never waits for room in a ring. A batch for a
 //! full ring stays in the worker's own overflow list and is retried on the next turn of its loop,
@@ -85,6 +90,12 @@ struct Batch {
     /// source thread) and freed where they leave; without this the first would allocate a
     /// buffer for every packet and the last free one.
     free: Vec<Packet>,
+    /// On the way back: buffers of neighbours' answers the receiver injected (or got back
+    /// itself), as many as the batch brought answers, for the sender's driver to build its next
+    /// answers in. An answer is built on the thread of the sink its request left through and
+    /// injected on a thread of its source element; without this the first would allocate a
+    /// buffer for every answer and the second free one.
+    answers: Vec<TracePacket>,
 }
 
 impl Batch {
@@ -92,8 +103,16 @@ impl Batch {
         Batch {
             items: Vec::with_capacity(batch),
             free: Vec::new(),
+            answers: Vec::new(),
         }
     }
+}
+
+/// What emptied batches brought back to a worker, for its router and its driver.
+#[derive(Default)]
+struct Spare {
+    packets: Vec<Packet>,
+    answers: Vec<TracePacket>,
 }
 
 /// Bytes of packet data a new trace batch makes room for per packet (it grows past that once,
@@ -134,11 +153,12 @@ struct Outbox {
 
 impl Outbox {
     /// Set the batch being filled aside for the ring, and start an empty one (one the receiver
-    /// gave back, when there is one; the packet buffers it brought go to `spare`).
-    fn seal(&mut self, batch: usize, spare: &mut Vec<Packet>) {
+    /// gave back, when there is one; the packet and answer buffers it brought go to `spare`).
+    fn seal(&mut self, batch: usize, spare: &mut Spare) {
         if !self.cur.items.is_empty() {
             let mut fresh = self.link.fresh(|| Batch::with_capacity(batch));
-            spare.append(&mut fresh.free);
+            spare.packets.append(&mut fresh.free);
+            spare.answers.append(&mut fresh.answers);
             self.overflow
                 .push_back(std::mem::replace(&mut self.cur, fresh));
         }
@@ -514,8 +534,9 @@ struct Hands<'a> {
     /// ring, and when the batch being processed is settled).
     pending: i64,
     work: &'a InFlight,
-    /// Packet buffers the receivers gave back with emptied batches, for this thread's router.
-    spare: Vec<Packet>,
+    /// Packet and answer buffers the receivers gave back with emptied batches, for this
+    /// thread's router and driver.
+    spare: Spare,
 }
 
 impl Hands<'_> {
@@ -543,22 +564,41 @@ struct Stage<'a> {
     exported: Vec<(u32, u16, Packet)>,
     /// Items for this thread caused by the packet being processed, in order.
     work: VecDeque<Item>,
+    /// Most answer buffers the driver keeps ([`answer_limit`]).
+    answer_limit: usize,
+}
+
+/// Most answer buffers a worker's driver keeps for reuse: as many answers as one link holds at
+/// once (the ring's slots, the batch being filled and the one being read, full). Buffers are
+/// made only when none is kept, so a worker keeps no more than were in flight at once; the
+/// limit bounds that by the rings, as the packet free lists are bounded.
+fn answer_limit(ring_slots: usize, batch: usize) -> usize {
+    (ring_slots.clamp(2, ring::MAX_CAPACITY).next_power_of_two() + 2) * batch
 }
 
 impl Stage<'_> {
-    /// Give the router the packet buffers the receivers gave back.
+    /// Give the router and the driver the packet and answer buffers the receivers gave back.
     fn reuse_spare(&mut self) {
-        for p in self.hands.spare.drain(..) {
+        for p in self.hands.spare.packets.drain(..) {
             self.d.engine.0.recycle(p);
+        }
+        for tp in self.hands.spare.answers.drain(..) {
+            self.d.reuse_answer(tp, self.answer_limit);
         }
     }
 
-    /// Put into `b`, emptied, up to `n` packet buffers of this router's free list, for the
-    /// thread that sent it.
-    fn give_free(&mut self, b: &mut Batch, n: usize) {
+    /// Put into `b`, emptied, up to `n` packet buffers of this router's free list and up to
+    /// `answers` answer buffers of the driver's, for the thread that sent it.
+    fn give_free(&mut self, b: &mut Batch, n: usize, answers: usize) {
         while b.free.len() < n {
             match self.d.engine.0.take_free() {
                 Some(p) => b.free.push(p),
+                None => break,
+            }
+        }
+        while b.answers.len() < answers {
+            match self.d.take_spare_answer() {
+                Some(tp) => b.answers.push(tp),
                 None => break,
             }
         }
@@ -588,7 +628,12 @@ impl Stage<'_> {
     fn run_work(&mut self) -> Result<(), String> {
         while let Some(item) = self.work.pop_front() {
             match item {
-                Item::Trace { tp, from_source } => self.d.process(&tp.as_ref(), from_source)?,
+                Item::Trace { tp, from_source } => {
+                    self.d.process(&tp.as_ref(), from_source)?;
+                    // Its buffer builds a later answer, here or (given back with the batch
+                    // that brought it) on the thread that built it.
+                    self.d.reuse_answer(tp, self.answer_limit);
+                }
                 Item::Deliver {
                     to,
                     port,
@@ -696,10 +741,11 @@ fn worker(
             out_of,
             pending: 0,
             work: &flags.work,
-            spare: Vec::new(),
+            spare: Spare::default(),
         },
         exported: Vec::with_capacity(64),
         work: VecDeque::new(),
+        answer_limit: answer_limit(req.ring_slots, batch),
     };
     let cpu0 = thread_cpu_seconds();
     let t = Instant::now();
@@ -737,7 +783,9 @@ fn worker(
             did = true;
             let took = b.items.len();
             taken += took as u64;
+            let mut answers = 0;
             for (dest, item) in b.items.drain(..) {
+                answers += usize::from(matches!(item, Item::Trace { .. }));
                 if let Err(e) = st.item(dest, item) {
                     flags.fail(e);
                     break 'run;
@@ -746,8 +794,15 @@ fn worker(
             flags
                 .work
                 .settle(std::mem::take(&mut st.hands.pending), took as i64);
-            st.give_free(&mut b, took);
-            input.link.give_back(b);
+            // A packet buffer for each packet it brought, an answer buffer for each answer (whose
+            // packet is made here).
+            st.give_free(&mut b, took - answers, answers);
+            if let Err(mut b) = input.link.try_give_back(b) {
+                // The ring back is full (the sender made batches while its overflow list grew):
+                // the batch goes, the buffers stay here.
+                st.hands.spare.packets.append(&mut b.free);
+                st.hands.spare.answers.append(&mut b.answers);
+            }
             st.reuse_spare();
         }
         // Hand on what is ready; partial batches too when there was nothing to take.

@@ -1,10 +1,10 @@
-//! The element-group executor allocates nothing per packet on its way from the trace to a worker
-//! or for its batches: on one thread, `--model pipeline` makes no more heap allocations per
-//! packet than the plain run, apart from one buffer per neighbour answer (handed to the worker
-//! as a packet of its own instead of reusing the driver's spare buffers). Counted with a
-//! counting allocator (a binary of its own: the allocator is global) as the difference between
-//! a run of 20,000 and one of 60,000 packets, so setup costs cancel; the batches a ring makes
-//! before it has its working set depend on the threads' timing, and are few.
+//! The element-group executor allocates nothing per packet in steady state on the way from the
+//! trace to a worker or for the neighbours' answers: on one thread,
+//! `--model pipeline` makes no more heap allocations per packet than the plain run, answers
+//! included (on two threads the batches' cost depends on the threads' timing: see
+//! [`pipeline_on_two_threads_allocations_per_packet`], a measurement). Counted with a counting
+//! allocator (a binary of its own: the allocator is global; the tests take turns) as the
+//! difference between a short run and a long one, so setup costs cancel.
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Source};
 use pktflow_runtime::api::{run, Request};
@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 struct Counting;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
@@ -35,13 +36,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static COUNTING: Counting = Counting;
 
+/// Held by each test: the count is of every thread's allocations.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 /// Allocations of one run, and its JSON result.
-fn counted(trace: &Path, model: &str) -> (u64, Value) {
-    let req = Request::from_json(
-        &json!({"app": "router", "trace": trace.to_str().unwrap(), "threads": 1, "model": model})
-            .to_string(),
-    )
-    .unwrap();
+fn counted(app: &str, trace: &Path, model: &str, extra: &Value) -> (u64, Value) {
+    let mut v = json!({"app": app, "trace": trace.to_str().unwrap(), "model": model});
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    let req = Request::from_json(&v.to_string()).unwrap();
     let a0 = ALLOCATIONS.load(Ordering::Relaxed);
     let r = run(&req, &mut |_| {}).unwrap();
     (ALLOCATIONS.load(Ordering::Relaxed) - a0, r)
@@ -58,12 +62,16 @@ fn find_u64(v: &Value, key: &str) -> Option<u64> {
     }
 }
 
-#[test]
-fn pipeline_on_one_thread_allocates_per_packet_only_for_the_answers() {
-    let dir = std::env::temp_dir().join(format!("pktflow-staged-allocs-{}", std::process::id()));
+/// Allocations per packet of the plain run (one thread), of `--model pipeline` with `staged`
+/// (threads and rings), and neighbours' answers per packet: the growth from a run of
+/// `sizes[0]` packets of `router`'s synthetic traffic to one of `sizes[1]`.
+fn per_packet(app_name: &str, tag: &str, sizes: [u64; 2], staged: &Value) -> (f64, f64, f64) {
+    let dir = std::env::temp_dir().join(format!(
+        "pktflow-staged-allocs-{tag}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&dir).unwrap();
-    let app = load_app("router").unwrap();
-    let sizes = [20_000u64, 60_000];
+    let app = load_app(app_name).unwrap();
     let mut per = Vec::new();
     for n in sizes {
         let trace = dir.join(format!("router-{n}.pcap"));
@@ -80,23 +88,68 @@ fn pipeline_on_one_thread_allocates_per_packet_only_for_the_answers() {
             w.write(&p.unwrap()).unwrap();
         }
         w.finish().unwrap();
-        let (plain, _) = counted(&trace, "rtc");
-        let (staged, r) = counted(&trace, "pipeline");
+        let mut rtc = staged.clone();
+        rtc["threads"] = json!(1);
+        let (plain, _) = counted(app_name, &trace, "rtc", &rtc);
+        let (staged, r) = counted(app_name, &trace, "pipeline", staged);
         let answers = find_u64(&r, "neighbor_arp_replies").unwrap()
             + find_u64(&r, "far_end_ip_replies").unwrap_or(0);
         per.push((plain, staged, answers));
     }
     let _ = std::fs::remove_dir_all(&dir);
-    // Per packet: the growth from the short run to the long one.
     let packets = (sizes[1] - sizes[0]) as f64;
-    let per_packet =
-        |f: fn(&(u64, u64, u64)) -> u64| (f(&per[1]) as f64 - f(&per[0]) as f64) / packets;
-    let plain = per_packet(|x| x.0);
-    let staged = per_packet(|x| x.1);
-    let answers = per_packet(|x| x.2);
-    println!("allocations per packet: pipeline {staged:.4}, plain run {plain:.4}, neighbour answers {answers:.4}");
+    let growth = |f: fn(&(u64, u64, u64)) -> u64| (f(&per[1]) as f64 - f(&per[0]) as f64) / packets;
+    let (plain, staged, answers) = (growth(|x| x.0), growth(|x| x.1), growth(|x| x.2));
+    println!(
+        "{tag}: allocations per packet: pipeline {staged:.4}, plain run {plain:.4}, neighbour answers {answers:.4} ({per:?})"
+    );
+    (plain, staged, answers)
+}
+
+/// On one thread everything is deterministic: the answers' buffers come back to the driver
+/// after they are injected, as in the plain run.
+#[test]
+fn pipeline_on_one_thread_allocates_no_more_than_the_plain_run() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (plain, staged, answers) = per_packet(
+        "router",
+        "one-thread",
+        [20_000, 60_000],
+        &json!({"threads": 1}),
+    );
     assert!(
-        staged <= plain + answers + 0.02,
-        "allocations per packet: pipeline {staged:.3}, plain run {plain:.3}, neighbour answers {answers:.3}: {per:?}"
+        answers > 0.05,
+        "the run should answer neighbours: {answers}"
+    );
+    assert!(
+        staged <= plain + 0.02,
+        "allocations per packet: pipeline {staged:.3}, plain run {plain:.3} (neighbour answers {answers:.3})"
+    );
+}
+
+/// Two threads (`nat-nt`, a far-end reply to every second packet leaving, so half the packets
+/// cause an answer built on the sink thread and injected on the source thread): printed, not
+/// checked. What the batches between workers cost depends on the threads' timing: a worker
+/// faster than its receiver hands on a partial batch at every idle turn, makes new batches
+/// while its overflow list grows, and drops those its ring back cannot hold, and the rings
+/// hold up to `threads x ring_slots x batch` packets at once. Runs of this test on a loaded
+/// 2-core machine measured from 0.03 to 1.08 allocations per packet above the plain run's 0.0,
+/// so no margin holds; the neighbours' answers themselves are not among them (their buffers
+/// come back with the batches, which a counter in `Driver::answer` confirmed: about 550 answer
+/// buffers made for a run of 60,000 packets and 30,000 answers, the most in flight at once).
+/// `cargo test -p pktflow-runtime --test staged_allocs -- --ignored --nocapture`.
+#[test]
+#[ignore = "measurement: allocations between threads depend on the threads' timing"]
+fn pipeline_on_two_threads_allocations_per_packet() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (_, _, answers) = per_packet(
+        "nat-nt",
+        "two-threads",
+        [20_000, 60_000],
+        &json!({"threads": 2, "pin": false, "reply_every": 2}),
+    );
+    assert!(
+        answers > 0.05,
+        "the run should answer neighbours: {answers}"
     );
 }
