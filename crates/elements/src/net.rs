@@ -27,7 +27,8 @@ pub const ETHER_BROADCAST: [u8; 6] = [0xff; 6];
 
 #[inline]
 pub fn be16(b: &[u8], off: usize) -> u16 {
-    u16::from_be_bytes([b[off], b[off + 1]])
+    // One range check for the field, not one per byte.
+    u16::from_be_bytes(b[off..off + 2].try_into().expect("two bytes"))
 }
 #[inline]
 pub fn set_be16(b: &mut [u8], off: usize, v: u16) {
@@ -35,7 +36,7 @@ pub fn set_be16(b: &mut [u8], off: usize, v: u16) {
 }
 #[inline]
 pub fn be32(b: &[u8], off: usize) -> u32 {
-    u32::from_be_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
+    u32::from_be_bytes(b[off..off + 4].try_into().expect("four bytes"))
 }
 #[inline]
 pub fn set_be32(b: &mut [u8], off: usize, v: u32) {
@@ -89,11 +90,11 @@ pub fn ip_sum(h: &[u8]) -> u16 {
 }
 #[inline]
 pub fn ip_src(h: &[u8]) -> [u8; 4] {
-    [h[12], h[13], h[14], h[15]]
+    h[12..16].try_into().expect("four bytes")
 }
 #[inline]
 pub fn ip_dst(h: &[u8]) -> [u8; 4] {
-    [h[16], h[17], h[18], h[19]]
+    h[16..20].try_into().expect("four bytes")
 }
 #[inline]
 pub fn set_ip_src(h: &mut [u8], a: [u8; 4]) {

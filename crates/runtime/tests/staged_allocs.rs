@@ -1,9 +1,9 @@
 //! The element-group executor allocates nothing per packet in steady state on the way from the
 //! trace to a worker or for the neighbours' answers: on one thread,
 //! `--model pipeline` makes no more heap allocations per packet than the plain run, answers
-//! included (on two threads the batches' cost depends on the threads' timing: see
-//! [`pipeline_on_two_threads_allocations_per_packet`], a measurement). Counted with a counting
-//! allocator (a binary of its own: the allocator is global; the tests take turns) as the
+//! included (on two threads the batches' cost depends on the threads' timing: docs/runtime.md).
+//! Counted with a counting
+//! allocator (a binary of its own: the allocator is global) as the
 //! difference between a short run and a long one, so setup costs cancel.
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Source};
@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
 
 struct Counting;
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
@@ -35,9 +34,6 @@ unsafe impl GlobalAlloc for Counting {
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
-
-/// Held by each test: the count is of every thread's allocations.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Allocations of one run, and its JSON result.
 fn counted(app: &str, trace: &Path, model: &str, extra: &Value) -> (u64, Value) {
@@ -110,7 +106,6 @@ fn per_packet(app_name: &str, tag: &str, sizes: [u64; 2], staged: &Value) -> (f6
 /// after they are injected, as in the plain run.
 #[test]
 fn pipeline_on_one_thread_allocates_no_more_than_the_plain_run() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (plain, staged, answers) = per_packet(
         "router",
         "one-thread",
@@ -124,32 +119,5 @@ fn pipeline_on_one_thread_allocates_no_more_than_the_plain_run() {
     assert!(
         staged <= plain + 0.02,
         "allocations per packet: pipeline {staged:.3}, plain run {plain:.3} (neighbour answers {answers:.3})"
-    );
-}
-
-/// Two threads (`nat-nt`, a far-end reply to every second packet leaving, so half the packets
-/// cause an answer built on the sink thread and injected on the source thread): printed, not
-/// checked. What the batches between workers cost depends on the threads' timing: a worker
-/// faster than its receiver hands on a partial batch at every idle turn, makes new batches
-/// while its overflow list grows, and drops those its ring back cannot hold, and the rings
-/// hold up to `threads x ring_slots x batch` packets at once. Runs of this test on a loaded
-/// 2-core machine measured from 0.03 to 1.08 allocations per packet above the plain run's 0.0,
-/// so no margin holds; the neighbours' answers themselves are not among them (their buffers
-/// come back with the batches, which a counter in `Driver::answer` confirmed: about 550 answer
-/// buffers made for a run of 60,000 packets and 30,000 answers, the most in flight at once).
-/// `cargo test -p pktflow-runtime --test staged_allocs -- --ignored --nocapture`.
-#[test]
-#[ignore = "measurement: allocations between threads depend on the threads' timing"]
-fn pipeline_on_two_threads_allocations_per_packet() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let (_, _, answers) = per_packet(
-        "nat-nt",
-        "two-threads",
-        [20_000, 60_000],
-        &json!({"threads": 2, "pin": false, "reply_every": 2}),
-    );
-    assert!(
-        answers > 0.05,
-        "the run should answer neighbours: {answers}"
     );
 }

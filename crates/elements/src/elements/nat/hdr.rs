@@ -11,22 +11,7 @@ pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
 
-#[inline]
-pub fn be16(b: &[u8], o: usize) -> u16 {
-    u16::from_be_bytes([b[o], b[o + 1]])
-}
-#[inline]
-pub fn be32(b: &[u8], o: usize) -> u32 {
-    u32::from_be_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]])
-}
-#[inline]
-pub fn put16(b: &mut [u8], o: usize, v: u16) {
-    b[o..o + 2].copy_from_slice(&v.to_be_bytes());
-}
-#[inline]
-pub fn put32(b: &mut [u8], o: usize, v: u32) {
-    b[o..o + 4].copy_from_slice(&v.to_be_bytes());
-}
+pub use crate::net::{be16, be32, set_be16 as put16, set_be32 as put32};
 
 /// IP header length in bytes, if the header at the start of `h` is plausible (version 4,
 /// IHL >= 5, inside `h`).
