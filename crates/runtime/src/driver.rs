@@ -41,6 +41,7 @@ pub struct Driver<E: Engine> {
     departed: Vec<(u32, Packet)>,
     /// Every k-th IP packet leaving is answered by its far end (0: never).
     pub reply_every: u64,
+    /// IP departures a far end would answer, since its last answer.
     ip_departures: u64,
     from_source: bool,
     pub next_id: u64,
@@ -157,8 +158,10 @@ impl<E: Engine> Driver<E> {
             }
             self.spare.push(r);
         } else if self.reply_every > 0 && self.from_source && ip_reply_due(frame) {
+            // Every `reply_every`-th: counted since the last reply (no division per packet).
             self.ip_departures += 1;
-            if self.ip_departures.is_multiple_of(self.reply_every) {
+            if self.ip_departures >= self.reply_every {
+                self.ip_departures = 0;
                 let mut r = self.spare.pop().unwrap_or_default();
                 if ip_reply_into(frame, self.last_ts, iface, &mut r) {
                     self.ip_replies += 1;

@@ -88,7 +88,11 @@ impl Element for Queue {
             cx.instr(12);
             cx.dynamic_state(Read, 0, self.head_slot, 4);
             cx.dynamic_state(Write, 1, HEAD, 4);
-            self.head_slot = (self.head_slot + 1) % self.capacity as u64;
+            // The next slot of the ring, wrapping (no division: `head_slot` < `capacity`).
+            self.head_slot += 1;
+            if self.head_slot == self.capacity as u64 {
+                self.head_slot = 0;
+            }
         } else {
             cx.instr(4);
         }
