@@ -5,7 +5,9 @@
 //! Compiled with `--cfg pktflow_fast` (the crate `pktflow-elements-fast`, a second compilation
 //! of these same sources used by `pktflow run`), cost recording is compiled out: the
 //! instruction count and every memory access are empty inline functions, no visit or fate is
-//! recorded, and packets that are dropped or leave are kept for reuse instead of freed.
+//! recorded, and packets that are dropped or leave are kept for reuse instead of freed: the
+//! driver refills them with trace packets, and elements make their new packets and copies in
+//! them ([`Cx::new_packet`], [`Cx::copy_packet`]).
 use pktflow_model::{AccessKind, LockMark, MemType, PacketTrace};
 #[cfg(not(pktflow_fast))]
 use pktflow_model::{Fate, MemAccess};
@@ -238,6 +240,30 @@ impl Cx {
         }
     }
 
+    /// A new packet of `len` zero bytes, as [`Packet::zeroed`] makes it (default headroom and
+    /// annotations, id 0) and counted as created as it counts it. The fast build makes it in
+    /// the buffer of a packet that was dropped or left, when there is one.
+    #[inline]
+    pub fn new_packet(&mut self, len: usize) -> Packet {
+        #[cfg(pktflow_fast)]
+        if let Some(p) = self.free.pop() {
+            return p.remade_zeroed(len);
+        }
+        Packet::zeroed(len)
+    }
+
+    /// A copy of `p`, as `p.clone()` makes it (the same bytes, headroom, annotations and id)
+    /// and counted as created as it counts it. The fast build makes it in the buffer of a
+    /// packet that was dropped or left, when there is one.
+    #[inline]
+    pub fn copy_packet(&mut self, p: &Packet) -> Packet {
+        #[cfg(pktflow_fast)]
+        if let Some(q) = self.free.pop() {
+            return q.remade_copy_of(p);
+        }
+        p.clone()
+    }
+
     /// Ask the runtime to call write handler `spec` (`stop`, `ELEMENT.HANDLER [VALUE]`) once
     /// the current packet is processed.
     pub fn call_handler(&mut self, spec: &str) {
@@ -247,5 +273,31 @@ impl Cx {
     /// The trace being recorded (for tests and the runtime).
     pub fn trace(&self) -> &PacketTrace {
         &self.trace
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pktflow_traffic::packets_created;
+
+    /// The recording build makes new packets and copies as `Packet::zeroed` and `clone` do,
+    /// counted once each (the fast build's reuse is tested in pktflow-traffic and by the
+    /// runtime's identity tests).
+    #[test]
+    fn new_and_copied_packets_are_what_zeroed_and_clone_make() {
+        let mut cx = Cx::new();
+        let before = packets_created();
+        let p = cx.new_packet(30);
+        assert_eq!(packets_created() - before, 1);
+        assert_eq!(p, Packet::zeroed(30));
+        let mut p = Packet::from_bytes(&[1, 2, 3, 4]);
+        p.strip_front(1);
+        p.anno.paint = 2;
+        p.id = 5;
+        let before = packets_created();
+        let c = cx.copy_packet(&p);
+        assert_eq!(packets_created() - before, 1);
+        assert_eq!(c, p);
     }
 }

@@ -2,6 +2,10 @@
 //! trace to a worker or for the neighbours' answers: on one thread,
 //! `--model pipeline` makes no more heap allocations per packet than the plain run, answers
 //! included (on two threads the batches' cost depends on the threads' timing: docs/runtime.md).
+//! And the plain run itself allocates next to nothing per packet: the packets elements make
+//! (on this traffic, ARP queries and the Tee's copies of ARP replies) are made in the buffers
+//! of packets that left, and the ARPQuerier's emptied waiting queues serve the next
+//! destinations.
 //! Counted with a counting
 //! allocator (a binary of its own: the allocator is global) as the
 //! difference between a short run and a long one, so setup costs cancel.
@@ -103,7 +107,8 @@ fn per_packet(app_name: &str, tag: &str, sizes: [u64; 2], staged: &Value) -> (f6
 }
 
 /// On one thread everything is deterministic: the answers' buffers come back to the driver
-/// after they are injected, as in the plain run.
+/// after they are injected, as in the plain run. (One test: the allocator counts every
+/// thread, so a second test running beside it would count in this one.)
 #[test]
 fn pipeline_on_one_thread_allocates_no_more_than_the_plain_run() {
     let (plain, staged, answers) = per_packet(
@@ -115,6 +120,16 @@ fn pipeline_on_one_thread_allocates_no_more_than_the_plain_run() {
     assert!(
         answers > 0.05,
         "the run should answer neighbours: {answers}"
+    );
+    // Measured: 0.0001 per packet (4 allocations more for the 40,000 packets more: tables
+    // growing now and then, such as the ARP tables as destinations are learned), where the
+    // packets the elements made and the waiting queues cost 1.08. The bound leaves room for
+    // such growth (200 times the measured count), and fails for any
+    // allocation per ARP query, per ARP reply copy or per unresolved destination: on this
+    // traffic each of those events happens more than once per ten packets (`answers`).
+    assert!(
+        plain < 0.02,
+        "allocations per packet of the plain run: {plain:.4} (neighbour answers {answers:.3})"
     );
     assert!(
         staged <= plain + 0.02,

@@ -127,6 +127,24 @@ impl Packet {
             id: 0,
         }))
     }
+
+    /// What [`Packet::zeroed`]`(len)` builds, made in this packet's buffer (its allocations
+    /// reused): counted as a packet created, as `zeroed` counts it. Whatever this packet went
+    /// through, the result cannot be told from a new one.
+    pub fn remade_zeroed(mut self, len: usize) -> Packet {
+        count_created();
+        self.0.refill_zeroed(len);
+        self
+    }
+
+    /// What `of.clone()` builds (the same bytes, headroom, annotations and id), made in this
+    /// packet's buffer (its allocations reused): counted as a packet created, as `clone` counts
+    /// it.
+    pub fn remade_copy_of(mut self, of: &Packet) -> Packet {
+        count_created();
+        self.0.refill_copy_of(of);
+        self
+    }
 }
 
 impl PacketBuf {
@@ -145,6 +163,37 @@ impl PacketBuf {
         self.tail = need;
         self.anno = Annotations::default();
         self.id = 0;
+    }
+
+    /// Make this packet what [`Packet::zeroed`]`(len)` builds (zeroed default headroom, `len`
+    /// zero bytes, default annotations, id 0), reusing its allocation.
+    #[inline]
+    pub fn refill_zeroed(&mut self, len: usize) {
+        let need = DEFAULT_HEADROOM + len;
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
+        }
+        self.buf[..need].fill(0);
+        self.head = DEFAULT_HEADROOM;
+        self.tail = need;
+        self.anno = Annotations::default();
+        self.id = 0;
+    }
+
+    /// Make this packet what a clone of `of` is (the same bytes up to its end, headroom
+    /// included, the same annotations and id), reusing its allocation. Bytes past the end are
+    /// never seen (`put` zeroes what it appends), so they are not copied.
+    #[inline]
+    pub fn refill_copy_of(&mut self, of: &PacketBuf) {
+        let need = of.tail;
+        if self.buf.len() < need {
+            self.buf.resize(need, 0);
+        }
+        self.buf[..need].copy_from_slice(&of.buf[..need]);
+        self.head = of.head;
+        self.tail = of.tail;
+        self.anno.clone_from(&of.anno);
+        self.id = of.id;
     }
 
     #[inline]
@@ -289,6 +338,86 @@ mod tests {
             a.push_front(DEFAULT_HEADROOM);
             b.push_front(DEFAULT_HEADROOM);
             proptest::prop_assert_eq!(a.data(), b.data());
+        }
+    }
+
+    /// A packet after some use: `ops` applied (strip, push, put, take), its data scribbled
+    /// over, its annotations and id set.
+    fn used(first: &[u8], ops: &[(usize, usize)]) -> Packet {
+        let mut p = Packet::from_bytes(first);
+        for &(op, n) in ops {
+            match op {
+                0 => p.strip_front(n),
+                1 => p.push_front(n),
+                2 => p.put(n),
+                _ => p.take(n),
+            }
+            p.data_mut().fill(0x5a);
+        }
+        p.anno.paint = 9;
+        p.set_ip_header(0, 20);
+        p.anno.fix_ip_src = true;
+        p.id = 3;
+        p
+    }
+
+    /// Everything an element can see of two packets is the same: the data, the headroom's
+    /// bytes (a header pushed into it), annotations, id, and what appending bytes shows.
+    fn assert_same(a: Packet, b: Packet) -> Result<(), proptest::test_runner::TestCaseError> {
+        proptest::prop_assert_eq!(a.data(), b.data());
+        proptest::prop_assert_eq!(a.headroom(), b.headroom());
+        proptest::prop_assert_eq!(&a.anno, &b.anno);
+        proptest::prop_assert_eq!(a.id, b.id);
+        proptest::prop_assert_eq!(a.ip_header(), b.ip_header());
+        let (mut a, mut b) = (a, b);
+        let h = a.headroom();
+        a.push_front(h);
+        b.push_front(h);
+        proptest::prop_assert_eq!(a.data(), b.data());
+        a.put(64);
+        b.put(64);
+        proptest::prop_assert_eq!(a.data(), b.data());
+        a.push_front(DEFAULT_HEADROOM + 5);
+        b.push_front(DEFAULT_HEADROOM + 5);
+        proptest::prop_assert_eq!(a.data(), b.data());
+        proptest::prop_assert_eq!(&a.anno, &b.anno);
+        Ok(())
+    }
+
+    proptest::proptest! {
+        /// Whatever a packet went through, remaking it zeroed gives what `zeroed` builds, and
+        /// counts one packet created as `zeroed` does.
+        #[test]
+        fn remade_zeroed_equals_zeroed_after_any_use(
+            first in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            ops in proptest::collection::vec((0usize..4, 0usize..200), 0..8),
+            len in 0usize..600,
+        ) {
+            let p = used(&first, &ops);
+            let before = packets_created();
+            let p = p.remade_zeroed(len);
+            proptest::prop_assert_eq!(packets_created() - before, 1);
+            assert_same(p, Packet::zeroed(len))?;
+        }
+
+        /// Whatever a packet went through, remaking it as a copy of another gives what
+        /// `clone` builds, and counts one packet created as `clone` does.
+        #[test]
+        fn remade_copy_equals_clone_after_any_use(
+            first in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            ops in proptest::collection::vec((0usize..4, 0usize..200), 0..8),
+            other in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            other_ops in proptest::collection::vec((0usize..4, 0usize..200), 0..8),
+        ) {
+            let p = used(&first, &ops);
+            let mut of = used(&other, &other_ops);
+            of.anno.dst_ip = [10, 0, 0, 1];
+            of.id = 77;
+            let before = packets_created();
+            let p = p.remade_copy_of(&of);
+            proptest::prop_assert_eq!(packets_created() - before, 1);
+            let c = of.clone();
+            assert_same(p, c)?;
         }
     }
 

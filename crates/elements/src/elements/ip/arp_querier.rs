@@ -87,6 +87,52 @@ impl Entry {
     }
 }
 
+/// Emptied held-packet queues kept for the next destinations to miss; beyond that, freed.
+const SPARE_QUEUES_MAX: usize = 64;
+
+/// The packets held per unresolved destination, in arrival order. A queue emptied by a reply
+/// is kept (up to [`SPARE_QUEUES_MAX`]) and taken by the next destination that misses, so
+/// resolving destination after destination does not allocate a queue for each.
+#[derive(Default)]
+struct Waiting {
+    queues: IpMap<VecDeque<Packet>>,
+    spare: Vec<VecDeque<Packet>>,
+}
+
+impl Waiting {
+    /// The queue of `dst`, as `HashMap::entry`: [`WaitingEntry::or_default`] gives it, a spare
+    /// one when `dst` has none.
+    fn entry(&mut self, dst: [u8; 4]) -> WaitingEntry<'_> {
+        WaitingEntry { w: self, dst }
+    }
+
+    /// Take the queue of `dst` (give it back with [`Waiting::keep`] once emptied).
+    fn remove(&mut self, dst: &[u8; 4]) -> Option<VecDeque<Packet>> {
+        self.queues.remove(dst)
+    }
+
+    /// Keep an emptied queue for the next destination that misses.
+    fn keep(&mut self, q: VecDeque<Packet>) {
+        if q.is_empty() && self.spare.len() < SPARE_QUEUES_MAX {
+            self.spare.push(q);
+        }
+    }
+}
+
+struct WaitingEntry<'a> {
+    w: &'a mut Waiting,
+    dst: [u8; 4],
+}
+
+impl<'a> WaitingEntry<'a> {
+    fn or_default(self) -> &'a mut VecDeque<Packet> {
+        let Waiting { queues, spare } = self.w;
+        queues
+            .entry(self.dst)
+            .or_insert_with(|| spare.pop().unwrap_or_default())
+    }
+}
+
 pub struct ARPQuerier {
     ip: [u8; 4],
     eth: [u8; 6],
@@ -98,7 +144,7 @@ pub struct ARPQuerier {
     query_port: Option<usize>,
     nout: usize,
     table: IpMap<Entry>,
-    pending: IpMap<VecDeque<Packet>>,
+    pending: Waiting,
     last_query: IpMap<u64>,
     held: usize,
     queries: u64,
@@ -238,7 +284,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         query_port,
         nout: 1,
         table,
-        pending: IpMap::default(),
+        pending: Waiting::default(),
         last_query: IpMap::default(),
         held: 0,
         queries: 0,
@@ -265,7 +311,7 @@ impl ARPQuerier {
     /// An ARP request for `target`, sent to Ethernet address `to` (broadcast, or the known
     /// address when polling).
     fn send_query_to(&mut self, target: [u8; 4], to: [u8; 6], cx: &mut Cx) {
-        let mut q = Packet::zeroed(net::ETHER_LEN + net::ARP_LEN);
+        let mut q = cx.new_packet(net::ETHER_LEN + net::ARP_LEN);
         q.anno.timestamp_ns = cx.now_ns;
         let d = q.data_mut();
         net::write_ether(d, to, self.eth, net::ETHERTYPE_ARP);
@@ -397,14 +443,15 @@ impl ARPQuerier {
         let eth = self.table[&spa].eth;
         cx.drop_packet(p, "arp reply consumed");
         cx.dynamic_state(Read, 1, key, 8);
-        if let Some(q) = self.pending.remove(&spa) {
+        if let Some(mut q) = self.pending.remove(&spa) {
             self.last_query.remove(&spa);
-            for held in q {
+            for held in q.drain(..) {
                 self.held -= 1;
                 cx.dynamic_state(Write, 1, key, 8);
                 let h = self.encap(held, eth, cx);
                 cx.emit(0, h);
             }
+            self.pending.keep(q);
         }
     }
 }
@@ -459,6 +506,43 @@ mod tests {
     use pktflow_traffic::Packet;
 
     const MY: [u8; 4] = [192, 168, 1, 1];
+
+    #[test]
+    fn an_emptied_queue_serves_the_next_destination_to_miss() {
+        let mut w = super::Waiting::default();
+        for n in 0..3 {
+            w.entry([10, 0, 0, 1])
+                .or_default()
+                .push_back(Packet::zeroed(n));
+        }
+        w.entry([10, 0, 0, 2])
+            .or_default()
+            .push_back(Packet::zeroed(7));
+        let mut q = w.remove(&[10, 0, 0, 1]).unwrap();
+        let lens: Vec<usize> = q.drain(..).map(|p| p.len()).collect();
+        assert_eq!(lens, [0, 1, 2], "released in arrival order");
+        let cap = q.capacity();
+        w.keep(q);
+        assert_eq!(w.spare.len(), 1);
+        // The next destination to miss takes it; one already waiting keeps its own.
+        w.entry([10, 0, 0, 3])
+            .or_default()
+            .push_back(Packet::zeroed(1));
+        w.entry([10, 0, 0, 2])
+            .or_default()
+            .push_back(Packet::zeroed(8));
+        assert!(w.spare.is_empty());
+        assert_eq!(w.queues[&[10, 0, 0, 3]].capacity(), cap);
+        assert_eq!(w.queues[&[10, 0, 0, 2]].len(), 2);
+        // A queue still holding packets is not kept, and at most SPARE_QUEUES_MAX are.
+        let full = w.remove(&[10, 0, 0, 2]).unwrap();
+        w.keep(full);
+        assert!(w.spare.is_empty());
+        for _ in 0..super::SPARE_QUEUES_MAX + 5 {
+            w.keep(std::collections::VecDeque::with_capacity(1));
+        }
+        assert_eq!(w.spare.len(), super::SPARE_QUEUES_MAX);
+    }
     const MYETH: [u8; 6] = [0, 0, 0xc0, 0x4f, 0x71, 0xef];
     const PEER_ETH: [u8; 6] = [2, 0, 0, 0, 0, 7];
 

@@ -247,7 +247,7 @@ impl Element for ICMPError {
         // Quote from the IP header to the end of the packet, as much as fits in MTU.
         let quoted = h.len().min(self.mtu as usize - 28);
         let len = 20 + 8 + quoted;
-        let mut q = Packet::zeroed(len);
+        let mut q = cx.new_packet(len);
         q.anno.timestamp_ns = p.anno.timestamp_ns;
         q.anno.input_port = p.anno.input_port;
         q.id = p.id;

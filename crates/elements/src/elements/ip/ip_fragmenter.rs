@@ -152,7 +152,7 @@ impl Element for IPFragmenter {
         while pos < payload.len() {
             let n = later_len.min(payload.len() - pos);
             let last = pos + n == payload.len();
-            let mut q = Packet::zeroed(hl2 + n);
+            let mut q = cx.new_packet(hl2 + n);
             q.anno = p.anno.clone();
             q.id = p.id;
             let d = q.data_mut();

@@ -43,7 +43,7 @@ impl Element for PaintTee {
             cx.write_meta(32);
             self.copies += 1;
             // Click pushes the copy out of output 1 before returning the original to output 0.
-            let c = p.clone();
+            let c = cx.copy_packet(&p);
             cx.emit(1, c);
             cx.emit(0, p);
         } else {

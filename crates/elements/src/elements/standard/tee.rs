@@ -41,7 +41,8 @@ impl Element for Tee {
         for i in 1..self.n {
             cx.instr(10);
             cx.write_meta(32);
-            cx.emit(i, p.clone());
+            let c = cx.copy_packet(&p);
+            cx.emit(i, c);
         }
         cx.emit(0, p);
     }
