@@ -1,6 +1,6 @@
 //! `pktflow run` on one thread (the API, as the command runs it) over a pcap file, a few times:
 //! packets/s of each run. For profiling the one-thread path (`perf record`, or callgrind with
-//! `--toggle-collect='*run_stream*'`) on inputs kept by the benchmark (`PKTFLOW_BENCH_KEEP=1`).
+//! `--toggle-collect='*run_source*'`) on inputs kept by the benchmark (`PKTFLOW_BENCH_KEEP=1`).
 //!
 //! Run: `cargo run --release -p pktflow-runtime --example run_trace -- APP TRACE.pcap [RUNS]`
 use pktflow_runtime::api::{run, Request};
