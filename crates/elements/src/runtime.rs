@@ -85,6 +85,9 @@ pub struct Router {
     /// For each element, the storage element downstream of its output 0 (only for elements
     /// that read its length).
     downstream_queue: Vec<Option<u32>>,
+    /// Whether any element reads a downstream queue's length (asked once per run of the
+    /// delivery loop instead of at every visit).
+    any_downstream_queue: bool,
     /// Per element, [`Element::is_storage`] (asked once, not at every pull).
     storage: Vec<bool>,
     /// Script/DriverManager elements.
@@ -528,6 +531,7 @@ impl Router {
             scripts,
             stopped: false,
             call_errors: None,
+            any_downstream_queue: downstream_queue.iter().any(Option::is_some),
             downstream_queue,
             storage,
             #[cfg(pktflow_fast)]
@@ -760,6 +764,7 @@ impl Router {
         let Some((mut e, mut port, mut p)) = next else {
             return;
         };
+        let dq = self.any_downstream_queue;
         let mut visits = 0usize;
         loop {
             visits += 1;
@@ -767,8 +772,10 @@ impl Router {
                 self.cx.element = e;
                 self.cx.drop_packet(p, "visit limit exceeded");
             } else {
-                if let Some(q) = *at(&self.downstream_queue, e) {
-                    self.cx.downstream_queue_len = at(&self.elems, q).held();
+                if dq {
+                    if let Some(q) = *at(&self.downstream_queue, e) {
+                        self.cx.downstream_queue_len = at(&self.elems, q).held();
+                    }
                 }
                 let v = self.begin(e);
                 at_mut(&mut self.elems, e).push(port as usize, p, &mut self.cx);
