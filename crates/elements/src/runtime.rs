@@ -240,8 +240,9 @@ impl Router {
         // Port usage.
         let mut out_edge: Vec<Vec<Option<(u32, u16)>>> = vec![Vec::new(); n];
         let mut in_used: Vec<Vec<Vec<(u32, u16)>>> = vec![Vec::new(); n];
-        // Ports connected to an element that failed to configure: not reported again as
-        // unconnected (one error per problem, not a cascade).
+        // Ports connected to an element that failed to configure, or the other end of a
+        // connection rejected below: not reported again as unconnected (one error per problem,
+        // not a cascade).
         let mut near_failed: std::collections::HashSet<(usize, bool, usize)> = Default::default();
         for c in &graph.connections {
             let (Some(Some(src)), Some(Some(dst))) = (elems.get(c.from), elems.get(c.to)) else {
@@ -264,6 +265,8 @@ impl Router {
                         c.from_port
                     ),
                 );
+                // Its other end is then unconnected because of this error, not another.
+                near_failed.insert((c.to, false, c.to_port));
                 continue;
             }
             if c.to_port >= dp.inputs.1 {
@@ -279,6 +282,7 @@ impl Router {
                         c.to_port
                     ),
                 );
+                near_failed.insert((c.from, true, c.from_port));
                 continue;
             }
             let o = &mut out_edge[c.from];
@@ -287,6 +291,7 @@ impl Router {
             }
             if o[c.from_port].is_some() {
                 push_err(&mut errs, &c.span, format!("output {} of '{}' is connected more than once (Click allows one connection per output; use Tee to copy packets)", c.from_port, fname));
+                near_failed.insert((c.to, false, c.to_port));
                 continue;
             }
             o[c.from_port] = Some((c.to as u32, c.to_port as u16));

@@ -131,6 +131,25 @@ fn one_error_per_bad_element() {
     assert!(errs[0].message.contains("RED"));
 }
 
+/// A connection from an output port the element does not have, to an input port it does not
+/// have, or from an output already connected is one error: the element at its other end is
+/// not also reported as unconnected (the fuzz test of numeric arguments found `m[2] ->
+/// Discard` on a one-rate Meter giving two lines).
+#[test]
+fn one_error_per_bad_connection() {
+    for conf in [
+        "InfiniteSource(LIMIT 1) -> m :: Meter(1) -> Discard; m[1] -> Discard; m[2] -> Discard;",
+        "InfiniteSource(LIMIT 1) -> t :: Tee(1); Idle -> [1]t; t -> Discard;",
+        "InfiniteSource(LIMIT 1) -> Discard; s :: InfiniteSource(LIMIT 1) -> Discard; s -> Discard;",
+    ] {
+        let out = pktflow_click::parse_str(conf, "bad.click").unwrap();
+        let errs = Router::new(out.graph, &RouterOptions::default())
+            .err()
+            .unwrap_or_else(|| panic!("{conf}: accepted"));
+        assert_eq!(errs.len(), 1, "{conf}: {errs:?}");
+    }
+}
+
 /// LinkUnqueue: 1000-byte packets every 1 ms into a 500,000 B/s link (2 ms per packet) with
 /// 5 ms latency: every other packet finds the link free; each arrives 2 ms + 5 ms after it was
 /// taken.
