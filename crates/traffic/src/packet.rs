@@ -315,19 +315,7 @@ mod tests {
             ops in proptest::collection::vec((0usize..4, 0usize..200), 0..8),
             bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
         ) {
-            let mut p = Packet::from_bytes(&first);
-            for (op, n) in ops {
-                match op {
-                    0 => p.strip_front(n),
-                    1 => p.push_front(n),
-                    2 => p.put(n),
-                    _ => p.take(n),
-                }
-                p.data_mut().fill(0x5a);
-            }
-            p.anno.paint = 9;
-            p.set_ip_header(0, 20);
-            p.id = 3;
+            let mut p = used(&first, &ops);
             p.refill_from(&bytes);
             let fresh = Packet::from_bytes(&bytes);
             proptest::prop_assert_eq!(p.data(), fresh.data());
