@@ -660,11 +660,7 @@ impl Stage<'_> {
                 p,
                 from_source: fs,
             };
-            if dest == k {
-                self.work.push_back(item);
-            } else {
-                self.hands.send(item, dest);
-            }
+            hand(&mut self.work, &mut self.hands, k, dest, item);
         }
         while let Some(tp) = self.d.take_pending() {
             let src = self
@@ -678,12 +674,17 @@ impl Stage<'_> {
                 tp,
                 from_source: false,
             };
-            if dest == k {
-                self.work.push_back(item);
-            } else {
-                self.hands.send(item, dest);
-            }
+            hand(&mut self.work, &mut self.hands, k, dest, item);
         }
+    }
+}
+
+/// `item` for thread `dest`: queued in `work` when that is this thread `k`, else handed over.
+fn hand(work: &mut VecDeque<Item>, hands: &mut Hands<'_>, k: usize, dest: usize, item: Item) {
+    if dest == k {
+        work.push_back(item);
+    } else {
+        hands.send(item, dest);
     }
 }
 
