@@ -93,16 +93,22 @@ fn go(app: &str, trace: &Path, out: &Path, threads: usize, extra: Value) -> Valu
     r
 }
 
-/// Pipeline on 2 and 3 threads against one thread: per flow the same packets in the same order.
-#[test]
-fn router_pipeline_2_and_3_threads_many_flows() {
-    let dir = tmp("pipe");
-    let trace = dir.join("in.pcap");
-    write_trace(&trace, &synthetic("router", 3000, 11));
-    let o1 = tmp("pipe-1");
+/// A 3,000-packet synthetic router trace (seed `seed`) in a folder named after `tag`, and the
+/// one-thread run's outputs per flow (more than 50 flows), the reference of the runs on threads.
+fn one_thread_router(tag: &str, seed: u64) -> (PathBuf, Flows) {
+    let trace = tmp(tag).join("in.pcap");
+    write_trace(&trace, &synthetic("router", 3000, seed));
+    let o1 = tmp(&format!("{tag}-1"));
     go("router", &trace, &o1, 1, json!({}));
     let f1 = per_flow(&o1);
     assert!(f1.len() > 50, "{} flows", f1.len());
+    (trace, f1)
+}
+
+/// Pipeline on 2 and 3 threads against one thread: per flow the same packets in the same order.
+#[test]
+fn router_pipeline_2_and_3_threads_many_flows() {
+    let (trace, f1) = one_thread_router("pipe", 11);
     for n in [2, 3] {
         let o = tmp(&format!("pipe-{n}"));
         let r = go("router", &trace, &o, n, json!({"model": "pipeline"}));
@@ -134,13 +140,7 @@ fn router_pipeline_2_and_3_threads_many_flows() {
 /// packet taken by exactly one thread. Refused for element groups, with one line.
 #[test]
 fn rtc_io_each_keeps_per_flow_outputs() {
-    let dir = tmp("each");
-    let trace = dir.join("in.pcap");
-    write_trace(&trace, &synthetic("router", 3000, 12));
-    let o1 = tmp("each-1");
-    go("router", &trace, &o1, 1, json!({}));
-    let f1 = per_flow(&o1);
-    assert!(f1.len() > 50, "{} flows", f1.len());
+    let (trace, f1) = one_thread_router("each", 12);
     for n in [2, 3] {
         let o = tmp(&format!("each-{n}"));
         let r = go("router", &trace, &o, n, json!({"io": "each"}));
