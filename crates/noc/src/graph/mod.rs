@@ -451,7 +451,7 @@ fn weights(
     path: &str,
     what: &str,
 ) -> std::result::Result<Vec<u64>, String> {
-    match s.kind.as_str() {
+    let w = match s.kind.as_str() {
         "duplicate" => Ok(vec![1; n]),
         "null" => Ok(vec![0; n]),
         _ => {
@@ -466,7 +466,16 @@ fn weights(
                 Ok(s.weights.clone())
             }
         }
+    }?;
+    // The splitter's input rate (or the joiner's output rate) is the sum of the weights, so
+    // that sum must be a number too.
+    if w.iter().try_fold(0u64, |a, &b| a.checked_add(b)).is_none() {
+        return Err(format!(
+            "`{path}`: {what} weights sum to more than {} items per firing",
+            u64::MAX
+        ));
     }
+    Ok(w)
 }
 
 /// Flatten a program into actors and edges.
@@ -825,6 +834,41 @@ mod tests {
         assert_eq!(b.reps, vec![2, 3, 1]);
         for e in &b.graph.edges {
             assert_eq!(b.reps[e.src] * e.push, b.reps[e.dst] * e.pop);
+        }
+    }
+
+    #[test]
+    fn weights_whose_sum_overflows_are_an_error_not_a_panic() {
+        // The fuzzer's case: a roundrobin weight of 2^64-1 beside others; the splitter's
+        // input rate (their sum) does not fit in 64 bits.
+        let rr = |w: Vec<u64>| SplitSpec {
+            kind: "roundrobin".into(),
+            weights: w,
+            reps: None,
+        };
+        for (split, join) in [
+            (rr(vec![u64::MAX, 1]), rr(vec![1, 1])),
+            (rr(vec![1, 1]), rr(vec![1, u64::MAX])),
+        ] {
+            let p = StreamProgram {
+                name: "big".into(),
+                graph: StreamNode::Pipeline {
+                    name: "top".into(),
+                    children: vec![
+                        filt("src", 0, 1, 1.0),
+                        StreamNode::Splitjoin {
+                            name: "sj".into(),
+                            split,
+                            join,
+                            branches: vec![filt("a", 1, 1, 1.0), filt("b", 1, 1, 1.0)],
+                        },
+                        filt("snk", 1, 0, 1.0),
+                    ],
+                },
+            };
+            let e = flatten(&p, false).unwrap_err().to_string();
+            assert!(e.contains("weights sum to more than"), "{e}");
+            assert!(!e.contains('\n'), "{e}");
         }
     }
 
