@@ -91,6 +91,8 @@ pub trait Element: Send {
     }
 
     /// A packet arrives on input `port`. Default: [`Element::simple_action`] then output 0.
+    /// (The elements mark their `simple_action` `#[inline(always)]`: this default, compiled once per
+    /// element, then holds the element's work itself instead of calling it.)
     fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
         if let Some(p) = self.simple_action(p, cx) {
             cx.emit(0, p);

@@ -59,6 +59,7 @@ impl Element for AverageCounter {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(10);
         cx.read_meta(4);

@@ -297,6 +297,7 @@ impl Element for FtpPortMapper {
         Ports::agnostic(1, 1)
     }
 
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(8);
         cx.read_meta(4);

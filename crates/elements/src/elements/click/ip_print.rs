@@ -157,6 +157,7 @@ impl Element for IpPrint {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(40);
         cx.read_meta(4);

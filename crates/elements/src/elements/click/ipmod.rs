@@ -721,6 +721,7 @@ impl Element for IpMod {
     fn set_port_counts(&mut self, _i: usize, o: usize) {
         self.nout = o.max(1);
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         match self.act(p, cx) {
             Ok(p) => Some(p),

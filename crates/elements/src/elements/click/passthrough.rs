@@ -81,6 +81,7 @@ impl Element for Pass {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         match self.0 {
             Kind::Null => cx.instr(1),

@@ -101,6 +101,7 @@ impl Element for PullTee {
         self.copies(&p, cx);
         cx.emit(0, p);
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         self.copies(&p, cx);
         Some(p)

@@ -157,6 +157,7 @@ impl Element for Red {
     fn wants_downstream_queue(&self) -> bool {
         true
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         if !self.decide(cx) {
             return Some(p);

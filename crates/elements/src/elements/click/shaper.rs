@@ -84,6 +84,7 @@ impl Element for Shaper {
     fn pull_ready(&mut self, now_ns: u64) -> bool {
         self.free_at_ns <= now_ns
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(6);
         cx.read_meta(2);

@@ -245,6 +245,7 @@ impl Element for Chooser {
         }
         cx.emit(out as usize, p);
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         // Pull path (CheckPaint only): matching packets pass, others go to output 1 or drop.
         cx.instr(2);

@@ -205,6 +205,7 @@ impl Element for CheckIPHeader {
     fn set_port_counts(&mut self, _inputs: usize, outputs: usize) {
         self.nout = outputs.max(1);
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.read_meta(2);
         let off = self.offset.min(p.len());

@@ -50,6 +50,7 @@ impl Element for EtherEncap {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(6);
         p.push_front(net::ETHER_LEN);

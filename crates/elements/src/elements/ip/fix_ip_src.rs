@@ -45,6 +45,7 @@ impl Element for FixIPSrc {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(2);
         cx.read_meta(1);

@@ -228,6 +228,7 @@ impl Element for ICMPError {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(8);
         cx.read_meta(2);

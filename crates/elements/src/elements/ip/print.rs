@@ -77,6 +77,7 @@ impl Element for Print {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         let n = p.len().min(self.maxlen);
         cx.read_meta(2);

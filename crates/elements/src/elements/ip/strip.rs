@@ -39,6 +39,7 @@ impl Element for Strip {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(2);
         p.strip_front(self.n);

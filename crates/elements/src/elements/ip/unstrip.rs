@@ -30,6 +30,7 @@ impl Element for Unstrip {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(2);
         p.push_front(self.n);

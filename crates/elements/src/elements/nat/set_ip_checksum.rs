@@ -30,6 +30,7 @@ impl Element for SetIPChecksum {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(8);
         cx.read_meta(4);

@@ -63,6 +63,7 @@ impl Element for Counter {
     fn ports(&self) -> Ports {
         Ports::agnostic(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, p: Packet, cx: &mut Cx) -> Option<Packet> {
         cx.instr(2);
         cx.read_meta(4);

@@ -45,6 +45,7 @@ impl Element for EchoBack {
     fn ports(&self) -> Ports {
         Ports::push(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         let len = p.len();
         cx.instr(echo_instructions(len));

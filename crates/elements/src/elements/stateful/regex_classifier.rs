@@ -233,6 +233,7 @@ impl Element for Classifier {
     fn ports(&self) -> Ports {
         Ports::push(1, 1)
     }
+    #[inline(always)]
     fn simple_action(&mut self, mut p: Packet, cx: &mut Cx) -> Option<Packet> {
         p.anno.paint = 0;
         self.classify(&mut p, cx);
