@@ -43,6 +43,15 @@ fn at<T>(table: &[T], e: u32) -> &T {
     unsafe { table.get_unchecked(e as usize) }
 }
 
+/// An edge's far end, `(element, input port)`, packed in one word for [`Router::out0`].
+#[inline(always)]
+fn pack_edge(to: u32, port: u16) -> u64 {
+    (u64::from(to) << 16) | u64::from(port)
+}
+
+/// [`Router::out0`] of an element whose output 0 is not connected (or that has none).
+const NO_EDGE: u64 = u64::MAX;
+
 /// [`at`], mutable.
 #[inline(always)]
 fn at_mut<T>(table: &mut [T], e: u32) -> &mut T {
@@ -60,12 +69,27 @@ pub struct RouterOptions {
     pub out_dir: PathBuf,
 }
 
+/// An element that takes packets out of its pull input on its own (a ToDevice behind a Queue),
+/// with what feeds that input, found once when the router is built.
+#[derive(Clone, Copy, Debug)]
+struct PullSink {
+    sink: u32,
+    /// The element and output port its input 0 pulls from, if connected.
+    up: Option<(u32, u16)>,
+    /// Whether that element is a storage element (a Queue): the fast build then drains it
+    /// directly ([`Router::drain_queue_into`]).
+    from_storage: bool,
+}
+
 /// A configured, validated application ready to run.
 pub struct Router {
     pub graph: AppGraph,
     elems: Vec<Box<dyn Element>>,
     /// out_edge[e][port] = (destination element, input port)
     out_edge: Vec<Vec<Option<(u32, u16)>>>,
+    /// out0[e] = where output 0 of `e` leads, packed ([`pack_edge`]), or [`NO_EDGE`]: the
+    /// delivery loop's common case (one packet emitted, on output 0) in one load.
+    out0: Vec<u64>,
     /// in_edge[e][port] = (source element, output port), for pull inputs
     in_edge: Vec<Vec<Option<(u32, u16)>>>,
     sources: Vec<u32>,
@@ -74,7 +98,7 @@ pub struct Router {
     gen_done: Vec<bool>,
     gen_next: usize,
     gen_count: u64,
-    pull_sinks: Vec<u32>,
+    pull_sinks: Vec<PullSink>,
     cx: Cx,
     stack: Vec<(u32, u16, Packet)>,
     #[cfg_attr(pktflow_fast, allow(dead_code))]
@@ -506,7 +530,18 @@ impl Router {
                 at = out_edge[j as usize].first().copied().flatten();
             }
         }
-        let storage = elems.iter().map(|e| e.is_storage()).collect();
+        let storage: Vec<bool> = elems.iter().map(|e| e.is_storage()).collect();
+        let pull_sinks = pull_sinks
+            .into_iter()
+            .map(|sink: u32| {
+                let up = in_edge[sink as usize].first().copied().flatten();
+                PullSink {
+                    sink,
+                    up,
+                    from_storage: up.is_some_and(|(u, _)| storage[u as usize]),
+                }
+            })
+            .collect();
         let scripts: Vec<u32> = (0..n as u32)
             .filter(|&i| {
                 matches!(
@@ -515,10 +550,18 @@ impl Router {
                 )
             })
             .collect();
+        let out0 = out_edge
+            .iter()
+            .map(|o| match o.first().copied().flatten() {
+                Some((to, port)) => pack_edge(to, port),
+                None => NO_EDGE,
+            })
+            .collect();
         let mut r = Router {
             graph,
             elems,
             out_edge,
+            out0,
             in_edge,
             sources,
             generators,
@@ -787,6 +830,11 @@ impl Router {
                 self.end(v, port);
                 if direct && self.cx.out.is_empty() {
                     if let Some((out, q)) = self.cx.first.take() {
+                        let to = *at(&self.out0, e);
+                        if out == 0 && to != NO_EDGE {
+                            (e, port, p) = ((to >> 16) as u32, to as u16, q);
+                            continue;
+                        }
                         if let Some(&Some((to, to_port))) = at(&self.out_edge, e).get(out) {
                             (e, port, p) = (to, to_port, q);
                             continue;
@@ -865,17 +913,23 @@ impl Router {
 
     fn drain_pull_sinks(&mut self) {
         for k in 0..self.pull_sinks.len() {
-            let s = self.pull_sinks[k];
-            let Some((up, up_port)) = self.in_edge[s as usize].first().copied().flatten() else {
+            let PullSink {
+                sink: s,
+                up,
+                from_storage,
+            } = self.pull_sinks[k];
+            let Some((up, up_port)) = up else {
                 continue;
             };
             // Fast build: a sink that pulls straight from an empty queue has nothing to take
             // (`pull_ready` only reads the time: asking it can be skipped).
             #[cfg(pktflow_fast)]
-            if self.storage[up as usize] {
+            if from_storage {
                 self.drain_queue_into(s, up, up_port);
                 continue;
             }
+            #[cfg(not(pktflow_fast))]
+            let _ = from_storage;
             let mut guard = 0;
             while self.elems[s as usize].pull_ready(self.cx.now_ns) {
                 let Ok(r) = self.pull_from(up, up_port, 0) else {
@@ -901,27 +955,39 @@ impl Router {
     /// [`Router::drain_pull_sinks`] (the sink is ready, the queue gives its head, the sink takes
     /// it), without going through [`Router::pull_from`]'s search for the storage element.
     #[cfg(pktflow_fast)]
+    ///
+    /// The queue's length is asked once per round, not before every pull: while the sink takes
+    /// packets only pushes run (the sink's, and what they cause), so the queue cannot shrink
+    /// but by these pulls; a last ask finds what those pushes added.
     fn drain_queue_into(&mut self, s: u32, up: u32, up_port: u16) {
         let mut guard = 0;
-        while self.elems[up as usize].held() > 0
-            && self.elems[s as usize].pull_ready(self.cx.now_ns)
-        {
-            let v = self.begin(up);
-            let Some(p) = self.elems[up as usize].pull(up_port as usize, &mut self.cx) else {
+        loop {
+            let n = at(&self.elems, up).held();
+            if n == 0 {
                 return;
-            };
-            self.end(v, up_port);
-            self.route_emitted(up);
-            let v = self.begin(s);
-            self.elems[s as usize].push(0, p, &mut self.cx);
-            self.end(v, 0);
-            self.route_emitted(s);
-            if !self.stack.is_empty() {
-                self.run_stack();
             }
-            guard += 1;
-            if guard > MAX_VISITS_PER_PACKET {
-                return;
+            for _ in 0..n {
+                if !at_mut(&mut self.elems, s).pull_ready(self.cx.now_ns) {
+                    return;
+                }
+                let v = self.begin(up);
+                let Some(p) = at_mut(&mut self.elems, up).pull(up_port as usize, &mut self.cx)
+                else {
+                    return;
+                };
+                self.end(v, up_port);
+                self.route_emitted(up);
+                let v = self.begin(s);
+                at_mut(&mut self.elems, s).push(0, p, &mut self.cx);
+                self.end(v, 0);
+                self.route_emitted(s);
+                if !self.stack.is_empty() {
+                    self.run_stack();
+                }
+                guard += 1;
+                if guard > MAX_VISITS_PER_PACKET {
+                    return;
+                }
             }
         }
     }
@@ -977,7 +1043,7 @@ impl Router {
     #[cfg(pktflow_fast)]
     pub fn set_local(&mut self, local: Vec<bool>) {
         assert_eq!(local.len(), self.elems.len(), "one flag per element");
-        self.pull_sinks.retain(|&s| local[s as usize]);
+        self.pull_sinks.retain(|s| local[s.sink as usize]);
         self.local = local;
     }
 
