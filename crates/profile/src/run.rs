@@ -264,7 +264,9 @@ struct Placer {
     rule: InputPort,
     ifaces: Ifaces,
     n_inputs: usize,
-    stats: Shared,
+    /// Where the packets are counted; `None` when nobody reads the counts (the runtime's
+    /// source): the placement alone, nothing counted per packet.
+    stats: Option<Shared>,
     k: u64,
 }
 
@@ -333,7 +335,6 @@ impl Placer {
             ));
         }
         let n = self.n_inputs.max(1);
-        let mut st = self.stats.borrow_mut();
         let placed = match self.rule {
             InputPort::Auto => Some(iface as usize),
             InputPort::RoundRobin => Some((self.k % n as u64) as usize),
@@ -341,6 +342,15 @@ impl Placer {
             InputPort::BySubnet => by_subnet(data, &self.ifaces),
             InputPort::Fixed(i) => Some(i as usize),
         };
+        self.k += 1;
+        let Some(stats) = &self.stats else {
+            return Ok(match placed {
+                Some(i) if i < n => i,
+                Some(i) => i % n,
+                None => 0,
+            } as u16);
+        };
+        let mut st = stats.borrow_mut();
         let iface = match placed {
             Some(i) if i < n => i,
             Some(i) => {
@@ -352,7 +362,6 @@ impl Placer {
                 0
             }
         };
-        self.k += 1;
         st.packets += 1;
         if truncated {
             st.truncated += 1;
@@ -468,9 +477,12 @@ fn packets_counted(
     app: &App,
     source: &Source,
     n_inputs: usize,
-    stats: &Shared,
+    counts: Option<&Shared>,
 ) -> Result<Box<dyn PacketSource>, String> {
     source.validate()?;
+    // Not counted: the synthetic sources' counts go to a record nobody reads.
+    let unread = Shared::default();
+    let stats = counts.unwrap_or(&unread);
     let counted = |it: Box<dyn Iterator<Item = TracePacket>>| -> Box<dyn PacketSource> {
         Box::new(Counted {
             inner: it,
@@ -526,7 +538,7 @@ fn packets_counted(
                     rule,
                     ifaces,
                     n_inputs,
-                    stats: stats.clone(),
+                    stats: counts.cloned(),
                     k: 0,
                 },
             })
@@ -572,12 +584,7 @@ pub fn packet_source(app: &App, source: &Source) -> Result<Box<dyn PacketSource>
         .iter()
         .filter(|e| e.class == "FromDevice" || e.class == "PollDevice")
         .count();
-    packets_counted(
-        app,
-        source,
-        n_inputs,
-        &Rc::new(RefCell::new(SourceStats::default())),
-    )
+    packets_counted(app, source, n_inputs, None)
 }
 
 impl Run {
@@ -603,7 +610,12 @@ impl Run {
                     app.graph.file
                 ));
             }
-            Some(packets_counted(&app, source, router.n_sources(), &stats)?)
+            Some(packets_counted(
+                &app,
+                source,
+                router.n_sources(),
+                Some(&stats),
+            )?)
         };
         let mut run = Run {
             app,
