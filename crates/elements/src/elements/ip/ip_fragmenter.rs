@@ -101,19 +101,12 @@ fn copied_options(h: &[u8], hl: usize, out: &mut [u8; 40]) -> (usize, u32) {
     (n, scanned)
 }
 
-impl Element for IPFragmenter {
-    fn ports(&self) -> Ports {
-        Ports::push(1, 1).with_outputs(1, 2)
-    }
-    fn push(&mut self, _port: usize, mut p: Packet, cx: &mut Cx) {
-        cx.instr(6);
-        cx.read_meta(2);
-        let off = ip_header_offset(&p);
-        let iplen = p.len() - off;
-        if iplen <= self.mtu {
-            cx.emit(0, p);
-            return;
-        }
+impl IPFragmenter {
+    /// A packet longer than the MTU: checked, then sent to output 1 or fragmented. Out of
+    /// line, so that the common case (the packet fits) does not pay for its stack frame.
+    #[cold]
+    #[inline(never)]
+    fn push_long(&mut self, mut p: Packet, off: usize, cx: &mut Cx) {
         let h = &p.data()[off..];
         if !net::ip_header_ok(h) {
             cx.drop_packet(p, "bad IP header");
@@ -194,6 +187,23 @@ impl Element for IPFragmenter {
         for q in rest {
             cx.emit(0, q);
         }
+    }
+}
+
+impl Element for IPFragmenter {
+    fn ports(&self) -> Ports {
+        Ports::push(1, 1).with_outputs(1, 2)
+    }
+    fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
+        cx.instr(6);
+        cx.read_meta(2);
+        let off = ip_header_offset(&p);
+        let iplen = p.len() - off;
+        if iplen <= self.mtu {
+            cx.emit(0, p);
+            return;
+        }
+        self.push_long(p, off, cx);
     }
     fn stats(&self) -> serde_json::Value {
         serde_json::json!({"fragmented": self.fragmented, "fragments": self.fragments, "df": self.df_drops})
