@@ -376,7 +376,38 @@ impl ARPQuerier {
                 return;
             }
         }
-        // Miss: hold the packet and maybe query.
+        self.miss(p, dst, cx);
+    }
+
+    /// [`Element::push`] with a shared ARPTable: its entries are held for the packet. Out of
+    /// line, so that the push of an ARPQuerier with its own table carries no lock handling.
+    #[inline(never)]
+    fn push_shared(&mut self, port: usize, p: Packet, cx: &mut Cx) {
+        let shared = self.shared.clone();
+        let mut g = shared
+            .as_ref()
+            .map(|s| crate::elements::nat::shared::lock(s));
+        if let Some(g) = g.as_mut() {
+            std::mem::swap(&mut self.table, &mut g.entries);
+            self.timeout_ns = g.timeout_ns;
+            g.now_ns = g.now_ns.max(cx.now_ns);
+        }
+        if port == 0 {
+            self.handle_ip(p, cx)
+        } else {
+            self.handle_arp(p, cx)
+        }
+        if let Some(g) = g.as_mut() {
+            std::mem::swap(&mut self.table, &mut g.entries);
+        }
+    }
+
+    /// No fresh entry for `dst`: hold the packet and maybe query. Out of line: the hit path
+    /// (nearly every packet) need not pay for this one's frame.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, p: Packet, dst: [u8; 4], cx: &mut Cx) {
+        let key = u32::from_be_bytes(dst) as u64;
         cx.instr(12);
         if self.held >= self.capacity {
             self.drops += 1;
@@ -464,23 +495,13 @@ impl Element for ARPQuerier {
         self.nout = outputs.clamp(1, 2);
     }
     fn push(&mut self, port: usize, p: Packet, cx: &mut Cx) {
-        // With a shared ARPTable, hold its entries for the packet.
-        let shared = self.shared.clone();
-        let mut g = shared
-            .as_ref()
-            .map(|s| crate::elements::nat::shared::lock(s));
-        if let Some(g) = g.as_mut() {
-            std::mem::swap(&mut self.table, &mut g.entries);
-            self.timeout_ns = g.timeout_ns;
-            g.now_ns = g.now_ns.max(cx.now_ns);
+        if self.shared.is_some() {
+            return self.push_shared(port, p, cx);
         }
         if port == 0 {
             self.handle_ip(p, cx)
         } else {
             self.handle_arp(p, cx)
-        }
-        if let Some(g) = g.as_mut() {
-            std::mem::swap(&mut self.table, &mut g.entries);
         }
     }
     fn held(&self) -> usize {

@@ -31,6 +31,21 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     }))
 }
 
+impl PaintTee {
+    /// The packet leaves by the interface it came in on: a copy out of output 1 (Click pushes
+    /// it before returning the original to output 0). Out of line: the rare case.
+    #[cold]
+    #[inline(never)]
+    fn copy_out(&mut self, p: Packet, cx: &mut Cx) {
+        cx.instr(10);
+        cx.write_meta(32);
+        self.copies += 1;
+        let c = cx.copy_packet(&p);
+        cx.emit(1, c);
+        cx.emit(0, p);
+    }
+}
+
 impl Element for PaintTee {
     fn ports(&self) -> Ports {
         Ports::push(1, 2)
@@ -39,13 +54,7 @@ impl Element for PaintTee {
         cx.instr(4);
         cx.read_meta(1);
         if p.anno.paint == self.color {
-            cx.instr(10);
-            cx.write_meta(32);
-            self.copies += 1;
-            // Click pushes the copy out of output 1 before returning the original to output 0.
-            let c = cx.copy_packet(&p);
-            cx.emit(1, c);
-            cx.emit(0, p);
+            self.copy_out(p, cx);
         } else {
             cx.emit(0, p);
         }
