@@ -196,13 +196,22 @@ impl PacketBuf {
         self.id = of.id;
     }
 
+    /// The packet's bytes. Every element reads them, often several times per packet, so the
+    /// range is not checked again here: `head <= tail <= buf.len()` holds after every method of
+    /// this type (the fields are private; each constructor, refill, strip, push, put and take
+    /// keeps it), and debug builds assert it.
     #[inline]
     pub fn data(&self) -> &[u8] {
-        &self.buf[self.head..self.tail]
+        debug_assert!(self.head <= self.tail && self.tail <= self.buf.len());
+        // SAFETY: `head <= tail <= buf.len()` (see above).
+        unsafe { self.buf.get_unchecked(self.head..self.tail) }
     }
+    /// [`PacketBuf::data`], writable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
-        &mut self.buf[self.head..self.tail]
+        debug_assert!(self.head <= self.tail && self.tail <= self.buf.len());
+        // SAFETY: as for `data`.
+        unsafe { self.buf.get_unchecked_mut(self.head..self.tail) }
     }
     #[inline]
     pub fn len(&self) -> usize {
