@@ -166,9 +166,11 @@ pub fn ether_src(e: &[u8]) -> [u8; 6] {
 /// Write a whole Ethernet header at the start of `e`.
 #[inline]
 pub fn write_ether(e: &mut [u8], dst: [u8; 6], src: [u8; 6], ethertype: u16) {
-    e[0..6].copy_from_slice(&dst);
-    e[6..12].copy_from_slice(&src);
-    set_be16(e, 12, ethertype);
+    // One range check for the 14 bytes (panics as the slicing did when `e` is shorter).
+    let h: &mut [u8; ETHER_LEN] = (&mut e[..ETHER_LEN]).try_into().expect("14 bytes");
+    h[0..6].copy_from_slice(&dst);
+    h[6..12].copy_from_slice(&src);
+    h[12..14].copy_from_slice(&ethertype.to_be_bytes());
 }
 
 // ---- ARP (Ethernet/IPv4; slice starts at the ARP header, after Ethernet) ----

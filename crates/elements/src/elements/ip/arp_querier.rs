@@ -295,6 +295,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
 }
 
 impl ARPQuerier {
+    #[inline]
     fn encap(&self, mut p: Packet, dst: [u8; 6], cx: &mut Cx) -> Packet {
         cx.instr(10);
         p.push_front(net::ETHER_LEN);
