@@ -3,14 +3,17 @@
 use crate::conf::InitEnv;
 use crate::element::Element;
 
+/// Builds a configured element from its configuration string; the error says what the
+/// class expected (the caller adds file:line:col).
+pub type MakeElement = fn(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String>;
+
 /// One element class.
 pub struct ClassInfo {
     pub name: &'static str,
     /// One line: what the element does.
     pub summary: &'static str,
-    /// Build a configured element from its configuration string; the error says what the
-    /// class expected (the caller adds file:line:col).
-    pub make: fn(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String>,
+    /// Build a configured element ([`MakeElement`]).
+    pub make: MakeElement,
 }
 
 /// Every class pktflow implements.

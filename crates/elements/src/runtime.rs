@@ -1191,8 +1191,8 @@ impl Router {
         let mut done = vec![false; self.generators.len()];
         let mut count = 0;
         while count < limit && done.iter().any(|d| !d) {
-            for k in 0..self.generators.len() {
-                if done[k] || count >= limit {
+            for (k, is_done) in done.iter_mut().enumerate() {
+                if *is_done || count >= limit {
                     continue;
                 }
                 let g = self.generators[k];
@@ -1206,7 +1206,7 @@ impl Router {
                         f(t);
                         count += 1;
                     }
-                    None => done[k] = true,
+                    None => *is_done = true,
                 }
             }
         }

@@ -232,7 +232,7 @@ impl TrafficHints {
             .iter()
             .zip(&self.gateways)
             .filter(|(r, gw)| r.len < 32 && (!transit || gw.is_some()))
-            .map(|(r, _)| r.clone())
+            .map(|(r, _)| *r)
             .collect();
         if transit && entries.is_empty() {
             return Err(

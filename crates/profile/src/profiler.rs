@@ -280,27 +280,29 @@ mod tests {
 
     #[test]
     fn critical_sections_merge_overlaps_and_skip_read_only_static_state() {
-        let mut t = PacketTrace::default();
         // visit 0: 100 instructions; dynamic object 1 accessed at 10 and 30, object 2 at 20..50
         // (overlap -> merged 10..50 = 41 instrs); read-only static object 3 at 80 (no lock).
-        t.accesses = vec![
-            acc(MemType::DynamicState, AccessKind::Read, 10, 1),
-            acc(MemType::DynamicState, AccessKind::Read, 20, 2),
-            acc(MemType::DynamicState, AccessKind::Write, 30, 1),
-            acc(MemType::DynamicState, AccessKind::Write, 50, 2),
-            acc(MemType::StaticState, AccessKind::Read, 80, 3),
-        ];
-        t.visits = vec![Visit {
-            element: 0,
-            port: 0,
-            instructions: 100,
-            access_start: 0,
-            access_end: 5,
-        }];
-        t.fates = vec![Fate::Drop {
-            element: 0,
-            reason: "x",
-        }];
+        let t = PacketTrace {
+            accesses: vec![
+                acc(MemType::DynamicState, AccessKind::Read, 10, 1),
+                acc(MemType::DynamicState, AccessKind::Read, 20, 2),
+                acc(MemType::DynamicState, AccessKind::Write, 30, 1),
+                acc(MemType::DynamicState, AccessKind::Write, 50, 2),
+                acc(MemType::StaticState, AccessKind::Read, 80, 3),
+            ],
+            visits: vec![Visit {
+                element: 0,
+                port: 0,
+                instructions: 100,
+                access_start: 0,
+                access_end: 5,
+            }],
+            fates: vec![Fate::Drop {
+                element: 0,
+                reason: "x",
+            }],
+            ..PacketTrace::default()
+        };
         let mut p = Profiler::new(vec![("a".into(), "A".into())]);
         p.add(&t);
         let r = p.finish();
@@ -315,17 +317,19 @@ mod tests {
     fn mean_and_std_of_visits() {
         let mut p = Profiler::new(vec![("a".into(), "A".into())]);
         for k in [1usize, 3] {
-            let mut t = PacketTrace::default();
-            t.visits = vec![
-                Visit {
-                    element: 0,
-                    port: 0,
-                    instructions: 1,
-                    access_start: 0,
-                    access_end: 0
-                };
-                k
-            ];
+            let t = PacketTrace {
+                visits: vec![
+                    Visit {
+                        element: 0,
+                        port: 0,
+                        instructions: 1,
+                        access_start: 0,
+                        access_end: 0
+                    };
+                    k
+                ],
+                ..PacketTrace::default()
+            };
             p.add(&t);
         }
         let r = p.finish();

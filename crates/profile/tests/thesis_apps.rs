@@ -43,9 +43,9 @@ impl Acc {
         };
         let x = [instr, share, rd.len() as f64, wr.len() as f64, crit as f64];
         self.n += 1.0;
-        for i in 0..5 {
-            self.s[i] += x[i];
-            self.q[i] += x[i] * x[i];
+        for (i, v) in x.iter().enumerate() {
+            self.s[i] += v;
+            self.q[i] += v * v;
         }
     }
     fn ms(&self, i: usize) -> (f64, f64) {

@@ -348,7 +348,7 @@ mod tests {
         let txs = vec![tx(0, &[69], &[]), tx(1, &[5], &[])];
         assert_eq!(false_conflicts(&h64, &txs, &partners, &real), 0);
         // A real conflict is not a false one.
-        let txs = vec![tx(0, &[5], &[]), tx(1, &[], &[5])];
+        let txs = [tx(0, &[5], &[]), tx(1, &[], &[5])];
         assert!(exact_conflict(&txs[1], &txs[0]));
     }
 

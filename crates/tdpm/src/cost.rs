@@ -376,7 +376,7 @@ impl<'g> Model<'g> {
             if task.dup > 0 {
                 p += task.dup;
                 let per = w / task.dup as f64;
-                if worst_me.map_or(true, |(_, b)| per > b) {
+                if worst_me.is_none_or(|(_, b)| per > b) {
                     worst_me = Some((t, per));
                 }
             } else {

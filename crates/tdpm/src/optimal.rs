@@ -566,7 +566,7 @@ impl Search<'_, '_> {
                     tasks[t].dup = d[i];
                 }
                 let h = s.h_of(tasks, me, xs);
-                if best.as_ref().map_or(true, |b| h > b.0) {
+                if best.as_ref().is_none_or(|b| h > b.0) {
                     *best = Some((h, d.clone()));
                 }
                 return;

@@ -582,7 +582,7 @@ impl<'a, 'm, 'g> Refiner<'a, 'm, 'g> {
             let undo = self.apply(&Change::Move(i, u));
             self.steps.evaluations += 1;
             if let Some(sc) = self.score() {
-                if best.as_ref().map_or(true, |(b, _)| sc.better_than(b)) {
+                if best.as_ref().is_none_or(|(b, _)| sc.better_than(b)) {
                     best = Some((sc, u));
                 }
             }

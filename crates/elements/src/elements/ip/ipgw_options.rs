@@ -147,7 +147,7 @@ pub fn process_options(
                     }
                 };
                 if p + entry - 1 > len {
-                    if p <= len && (len - p + 1) % entry != 0 {
+                    if p <= len && !(len - p + 1).is_multiple_of(entry) {
                         // Pointer leaves a partial slot: malformed.
                         r.error = Some((off + 2) as u8);
                         return r;

@@ -87,7 +87,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         let mut g = super::shared::lock(&shared);
         if g.class.is_empty() {
             // The first copy installs the table; the others use it.
-            g.table = Box::new(FlowTable::new(256, c.capacity.min(1024)));
+            *g.table = FlowTable::new(256, c.capacity.min(1024));
             g.element = env.index;
             g.class = "IPAddrRewriter".into();
             g.noutputs = c.nout;

@@ -95,7 +95,7 @@ impl Element for MplsPush {
         for (k, &(pre, len, label)) in self.fecs.iter().enumerate() {
             cx.instr(4);
             cx.static_state(Read, 0, k as u64, 8);
-            if dst & crate::conf::mask(len) == pre && best.map_or(true, |b| len > b.0) {
+            if dst & crate::conf::mask(len) == pre && best.is_none_or(|b| len > b.0) {
                 best = Some((len, label));
             }
         }
