@@ -837,6 +837,26 @@ mod tests {
         }
     }
 
+    /// `src -> splitjoin(split; a (pop 1, push 1), b (pop 1, push b_push); join) -> snk`.
+    fn two_branches(name: &str, split: SplitSpec, join: SplitSpec, b_push: u64) -> StreamProgram {
+        StreamProgram {
+            name: name.into(),
+            graph: StreamNode::Pipeline {
+                name: "top".into(),
+                children: vec![
+                    filt("src", 0, 1, 1.0),
+                    StreamNode::Splitjoin {
+                        name: "sj".into(),
+                        split,
+                        join,
+                        branches: vec![filt("a", 1, 1, 1.0), filt("b", 1, b_push, 1.0)],
+                    },
+                    filt("snk", 1, 0, 1.0),
+                ],
+            },
+        }
+    }
+
     #[test]
     fn weights_whose_sum_overflows_are_an_error_not_a_panic() {
         // The fuzzer's case: a roundrobin weight of 2^64-1 beside others; the splitter's
@@ -850,22 +870,7 @@ mod tests {
             (rr(vec![u64::MAX, 1]), rr(vec![1, 1])),
             (rr(vec![1, 1]), rr(vec![1, u64::MAX])),
         ] {
-            let p = StreamProgram {
-                name: "big".into(),
-                graph: StreamNode::Pipeline {
-                    name: "top".into(),
-                    children: vec![
-                        filt("src", 0, 1, 1.0),
-                        StreamNode::Splitjoin {
-                            name: "sj".into(),
-                            split,
-                            join,
-                            branches: vec![filt("a", 1, 1, 1.0), filt("b", 1, 1, 1.0)],
-                        },
-                        filt("snk", 1, 0, 1.0),
-                    ],
-                },
-            };
+            let p = two_branches("big", split, join, 1);
             let e = flatten(&p, false).unwrap_err().to_string();
             assert!(e.contains("weights sum to more than"), "{e}");
             assert!(!e.contains('\n'), "{e}");
@@ -875,30 +880,20 @@ mod tests {
     #[test]
     fn inconsistent_names_edge() {
         // duplicate splitter to two branches with different rates joined roundrobin(1,1)
-        let p = StreamProgram {
-            name: "bad".into(),
-            graph: StreamNode::Pipeline {
-                name: "top".into(),
-                children: vec![
-                    filt("src", 0, 1, 1.0),
-                    StreamNode::Splitjoin {
-                        name: "sj".into(),
-                        split: SplitSpec {
-                            kind: "duplicate".into(),
-                            weights: vec![],
-                            reps: None,
-                        },
-                        join: SplitSpec {
-                            kind: "roundrobin".into(),
-                            weights: vec![1, 1],
-                            reps: None,
-                        },
-                        branches: vec![filt("a", 1, 1, 1.0), filt("b", 1, 2, 1.0)],
-                    },
-                    filt("snk", 1, 0, 1.0),
-                ],
+        let p = two_branches(
+            "bad",
+            SplitSpec {
+                kind: "duplicate".into(),
+                weights: vec![],
+                reps: None,
             },
-        };
+            SplitSpec {
+                kind: "roundrobin".into(),
+                weights: vec![1, 1],
+                reps: None,
+            },
+            2,
+        );
         let err = solve_balance(flatten(&p, false).unwrap())
             .unwrap_err()
             .to_string();
