@@ -954,11 +954,11 @@ impl Router {
     /// ToDevice, the common case): the same visits in the same order as the general loop of
     /// [`Router::drain_pull_sinks`] (the sink is ready, the queue gives its head, the sink takes
     /// it), without going through [`Router::pull_from`]'s search for the storage element.
-    #[cfg(pktflow_fast)]
     ///
     /// The queue's length is asked once per round, not before every pull: while the sink takes
     /// packets only pushes run (the sink's, and what they cause), so the queue cannot shrink
     /// but by these pulls; a last ask finds what those pushes added.
+    #[cfg(pktflow_fast)]
     fn drain_queue_into(&mut self, s: u32, up: u32, up_port: u16) {
         let mut guard = 0;
         loop {

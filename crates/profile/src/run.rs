@@ -343,25 +343,20 @@ impl Placer {
             InputPort::Fixed(i) => Some(i as usize),
         };
         self.k += 1;
-        let Some(stats) = &self.stats else {
-            return Ok(match placed {
-                Some(i) if i < n => i,
-                Some(i) => i % n,
-                None => 0,
-            } as u16);
-        };
-        let mut st = stats.borrow_mut();
         let iface = match placed {
             Some(i) if i < n => i,
-            Some(i) => {
-                st.wrapped += 1;
-                i % n
-            }
-            None => {
-                st.unassigned += 1;
-                0
-            }
+            Some(i) => i % n,
+            None => 0,
         };
+        let Some(stats) = &self.stats else {
+            return Ok(iface as u16);
+        };
+        let mut st = stats.borrow_mut();
+        match placed {
+            Some(i) if i >= n => st.wrapped += 1,
+            None => st.unassigned += 1,
+            Some(_) => {}
+        }
         st.packets += 1;
         if truncated {
             st.truncated += 1;
