@@ -39,6 +39,9 @@ pub struct IPFragmenter {
     fragmented: u64,
     fragments: u64,
     df_drops: u64,
+    /// The later fragments of the packet being cut, held until the first (the original,
+    /// trimmed) has gone out; kept between packets, so cutting allocates no vector.
+    later: Vec<Packet>,
 }
 
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -68,6 +71,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         fragmented: 0,
         fragments: 0,
         df_drops: 0,
+        later: Vec::new(),
     }))
 }
 
@@ -140,7 +144,7 @@ impl IPFragmenter {
         let first_len = (self.mtu - hl) / 8 * 8;
         let later_len = (self.mtu - hl2) / 8 * 8;
         // Later fragments: new packets built from the original's payload.
-        let mut rest = Vec::new();
+        let mut rest = std::mem::take(&mut self.later);
         let mut pos = first_len;
         while pos < payload.len() {
             let n = later_len.min(payload.len() - pos);
@@ -184,9 +188,10 @@ impl IPFragmenter {
         self.fragmented += 1;
         self.fragments += 1 + rest.len() as u64;
         cx.emit(0, p);
-        for q in rest {
+        for q in rest.drain(..) {
             cx.emit(0, q);
         }
+        self.later = rest;
     }
 }
 
@@ -275,6 +280,27 @@ mod tests {
         assert_eq!(net::ip_frag_field(&h) & !net::IP_MF, 0);
         assert_eq!(&h[8..10], &orig[8..10]);
         assert_eq!(&h[12..], &orig[12..32]);
+    }
+
+    #[test]
+    fn one_fragmenter_cuts_packet_after_packet() {
+        // The later fragments of one packet are held in a vector the element keeps for the
+        // next packet: each packet's fragments, and only they, leave, first one first.
+        let mut e = make("IPFragmenter", "576");
+        for (k, len) in [1400usize, 900, 3000, 100, 1400].into_iter().enumerate() {
+            let orig = ipv4([10, 0, 0, 2], [192, 168, 1, k as u8], 64, &[], len, 0);
+            let (out, t) = push(e.as_mut(), 0, Packet::from_bytes(&orig));
+            assert!(t.fates.is_empty());
+            let frags: Vec<Vec<u8>> = out.iter().map(|(_, q)| q.data().to_vec()).collect();
+            if orig.len() <= 576 {
+                assert_eq!(frags, vec![orig.clone()]);
+                continue;
+            }
+            assert_eq!(net::ip_frag_offset(&frags[0]), 0, "packet {k}: first first");
+            let (h, payload) = reassemble(&frags);
+            assert_eq!(payload, &orig[20..], "packet {k}");
+            assert_eq!(&h[12..20], &orig[12..20], "packet {k}");
+        }
     }
 
     proptest::proptest! {
