@@ -252,6 +252,19 @@ impl Cx {
         Packet::zeroed(len)
     }
 
+    /// A packet holding a copy of `bytes`, as [`Packet::from_bytes`] makes it (default
+    /// headroom and annotations, id 0) and counted as created as it counts it: how generators
+    /// (InfiniteSource, UDPGen, FromDump) make theirs. The fast build makes it in the buffer of
+    /// a packet that was dropped or left, when there is one.
+    #[inline]
+    pub fn packet_from(&mut self, bytes: &[u8]) -> Packet {
+        #[cfg(pktflow_fast)]
+        if let Some(p) = self.free.pop() {
+            return p.remade_from(bytes);
+        }
+        Packet::from_bytes(bytes)
+    }
+
     /// A copy of `p`, as `p.clone()` makes it (the same bytes, headroom, annotations and id)
     /// and counted as created as it counts it. The fast build makes it in the buffer of a
     /// packet that was dropped or left, when there is one.

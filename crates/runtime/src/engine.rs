@@ -73,12 +73,7 @@ pub trait Engine {
 #[inline]
 pub fn refill(p: &mut Packet, tp: &TraceRef<'_>, id: u64) {
     p.refill_from(tp.data);
-    p.anno.timestamp_ns = tp.timestamp_ns;
-    p.anno.input_port = u8::try_from(tp.iface).unwrap_or(u8::MAX);
-    if tp.is_truncated() {
-        p.anno.wire_len = tp.orig_len;
-    }
-    p.id = id;
+    tp.annotate(p, id);
 }
 
 macro_rules! common_engine {

@@ -145,6 +145,70 @@ fn router_made_packets_identical_to_the_recording_run() {
     assert!(sum("cp", "copies") > 100, "{st}");
 }
 
+/// A configuration with its own source: FromDump makes each packet in the buffer of one that
+/// left (a TTL of 1 dropped, the others written by ToDump), and the files are byte for byte
+/// those of the recording run, which makes every packet anew.
+#[test]
+fn from_dump_config_identical_to_the_recording_run() {
+    let dir = tmp("from-dump-in");
+    let trace = dir.join("in.pcap");
+    let mut pkts = synthetic("router", 1200);
+    for (i, p) in pkts.iter_mut().enumerate() {
+        // Every fifth IPv4 packet expires at DecIPTTL (dropped, its buffer freed).
+        if i % 5 == 0 && p.data.len() >= 34 && p.data[12..14] == [0x08, 0x00] {
+            p.data[14 + 8] = 1;
+        }
+    }
+    write_trace(&trace, &pkts);
+    let conf = dir.join("fd.click");
+    std::fs::write(
+        &conf,
+        format!(
+            "FromDump({}, STOP true) -> c :: Classifier(12/0800, -);\n\
+             c[0] -> Strip(14) -> CheckIPHeader -> dt :: DecIPTTL -> Unstrip(14) -> ToDump(ip.pcap);\n\
+             dt[1] -> Discard;\n\
+             c[1] -> ToDump(other.pcap);\n",
+            trace.display()
+        ),
+    )
+    .unwrap();
+    let a = load_app(conf.to_str().unwrap()).unwrap();
+    let run = |e: &mut dyn FnMut(&Path) -> u64, tag: &str| -> BTreeMap<String, Vec<u8>> {
+        let out = tmp(tag);
+        let n = e(&out);
+        assert_eq!(n, pkts.len() as u64, "{tag}: packets from the FromDump");
+        files(&out)
+    };
+    let rec = run(
+        &mut |out| {
+            let e = Recording::new(&a.graph, &a.base_dir, out).unwrap();
+            let mut d = Driver::new(e, &a.graph, Some(out), None).unwrap();
+            d.run_generators().unwrap();
+            d.finish().unwrap();
+            d.next_id
+        },
+        "from-dump-rec",
+    );
+    let fast = run(
+        &mut |out| {
+            let e = Fast::new(&a.graph, &a.base_dir, out, Arc::default()).unwrap();
+            let mut d = Driver::new(e, &a.graph, Some(out), None).unwrap();
+            d.run_generators().unwrap();
+            d.finish().unwrap();
+            assert!(d.engine.balance().conserved(), "{:?}", d.engine.balance());
+            d.next_id
+        },
+        "from-dump-fast",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(rec.keys().collect::<Vec<_>>(), ["ip.pcap", "other.pcap"]);
+    assert!(rec["ip.pcap"].len() > 100_000, "{}", rec["ip.pcap"].len());
+    assert!(
+        rec == fast,
+        "the files differ between the recording and the fast build"
+    );
+}
+
 fn read(path: &Path) -> Vec<TracePacket> {
     PcapReader::open(path)
         .unwrap()

@@ -128,6 +128,14 @@ impl Packet {
         }))
     }
 
+    /// What [`Packet::from_bytes`]`(bytes)` builds, made in this packet's buffer (its
+    /// allocations reused): counted as a packet created, as `from_bytes` counts it.
+    pub fn remade_from(mut self, bytes: &[u8]) -> Packet {
+        count_created();
+        self.0.refill_from(bytes);
+        self
+    }
+
     /// What [`Packet::zeroed`]`(len)` builds, made in this packet's buffer (its allocations
     /// reused): counted as a packet created, as `zeroed` counts it. Whatever this packet went
     /// through, the result cannot be told from a new one.
@@ -395,6 +403,21 @@ mod tests {
             let p = p.remade_zeroed(len);
             proptest::prop_assert_eq!(packets_created() - before, 1);
             assert_same(p, Packet::zeroed(len))?;
+        }
+
+        /// Whatever a packet went through, remaking it from bytes gives what `from_bytes`
+        /// builds, and counts one packet created as `from_bytes` does.
+        #[test]
+        fn remade_from_equals_from_bytes_after_any_use(
+            first in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300),
+            ops in proptest::collection::vec((0usize..4, 0usize..200), 0..8),
+            bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+        ) {
+            let p = used(&first, &ops);
+            let before = packets_created();
+            let p = p.remade_from(&bytes);
+            proptest::prop_assert_eq!(packets_created() - before, 1);
+            assert_same(p, Packet::from_bytes(&bytes))?;
         }
 
         /// Whatever a packet went through, remaking it as a copy of another gives what

@@ -112,13 +112,21 @@ impl TraceRef<'_> {
     /// the captured bytes) and the trace position `id`.
     pub fn to_packet(&self, id: u64) -> Packet {
         let mut p = Packet::from_bytes(self.data);
+        self.annotate(&mut p, id);
+        p
+    }
+
+    /// Set what [`TraceRef::to_packet`] sets besides the bytes (timestamp, input port, wire
+    /// length, `id`) on `p`, a packet holding this record's bytes and default annotations:
+    /// for callers that make the packet in a reused buffer.
+    #[inline]
+    pub fn annotate(&self, p: &mut Packet, id: u64) {
         p.anno.timestamp_ns = self.timestamp_ns;
         p.anno.input_port = u8::try_from(self.iface).unwrap_or(u8::MAX);
         if self.is_truncated() {
             p.anno.wire_len = self.orig_len;
         }
         p.id = id;
-        p
     }
 }
 

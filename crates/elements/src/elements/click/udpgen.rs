@@ -222,7 +222,7 @@ impl Element for Gen {
     fn role(&self) -> Role {
         Role::Generator
     }
-    fn generate(&mut self, _cx: &mut Cx) -> Option<Packet> {
+    fn generate(&mut self, cx: &mut Cx) -> Option<Packet> {
         if !self.active || self.limit.is_some_and(|l| self.count >= l) {
             return None;
         }
@@ -237,7 +237,7 @@ impl Element for Gen {
             let (s, d, _) = self.flows[f];
             set_ports(&mut self.frame, s, d, self.cksum);
         }
-        let mut p = Packet::from_bytes(&self.frame);
+        let mut p = cx.packet_from(&self.frame);
         p.set_ip_header(14, 20);
         p.anno.dst_ip = net::ip_dst(&self.frame[14..]);
         p.anno.timestamp_ns = ((self.count as u128 * 1_000_000_000) / self.rate as u128) as u64;

@@ -21,7 +21,7 @@ use crate::cx::Cx;
 use crate::element::{Element, Ports, Role};
 use crate::elements::nat::flow::parse_seconds;
 use crate::registry::ClassInfo;
-use pktflow_traffic::{Packet, PcapReader, LINKTYPE_ETHERNET, LINKTYPE_RAW};
+use pktflow_traffic::{Packet, PcapReader, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW};
 use std::fs::File;
 use std::io::BufReader;
 
@@ -42,6 +42,8 @@ struct FromDump {
     count: u64,
     skipped: u64,
     error: Option<String>,
+    /// Each record is read into this one (its buffer reused), then copied into the packet.
+    scratch: TracePacket,
 }
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -116,6 +118,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         count: 0,
         skipped: 0,
         error: None,
+        scratch: TracePacket::default(),
     }))
 }
 
@@ -137,24 +140,25 @@ impl Element for FromDump {
     fn role(&self) -> Role {
         Role::Generator
     }
-    fn generate(&mut self, _cx: &mut Cx) -> Option<Packet> {
+    fn generate(&mut self, cx: &mut Cx) -> Option<Packet> {
         if !self.active {
             return None;
         }
         loop {
             let r = self.reader.as_mut()?;
-            let tp = match r.next() {
-                None => {
+            match r.read_into(&mut self.scratch) {
+                Ok(true) => {}
+                Ok(false) => {
                     self.reader = None;
                     return None;
                 }
-                Some(Err(e)) => {
+                Err(e) => {
                     self.error = Some(e.to_string());
                     self.reader = None;
                     return None;
                 }
-                Some(Ok(tp)) => tp,
-            };
+            }
+            let tp = &self.scratch;
             let t0 = *self.first_ts.get_or_insert(tp.timestamp_ns);
             let rel = tp.timestamp_ns.saturating_sub(t0);
             if self.end_after_ns.is_some_and(|e| rel > e) {
@@ -166,7 +170,9 @@ impl Element for FromDump {
                 self.skipped += 1;
                 continue;
             }
-            let mut p = tp.to_packet(self.count);
+            // What `tp.to_packet(count)` builds, in a free buffer when there is one.
+            let mut p = cx.packet_from(&tp.data);
+            tp.as_ref().annotate(&mut p, self.count);
             p.anno.timestamp_ns = rel;
             if let Some(off) = ipoff {
                 let hl = ((tp.data[off] & 0x0f) as usize) * 4;

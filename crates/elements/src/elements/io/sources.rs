@@ -194,11 +194,11 @@ impl Element for Source {
     fn role(&self) -> Role {
         Role::Generator
     }
-    fn generate(&mut self, _cx: &mut Cx) -> Option<Packet> {
+    fn generate(&mut self, cx: &mut Cx) -> Option<Packet> {
         if !self.active || self.limit.is_some_and(|l| self.count >= l) {
             return None;
         }
-        let mut p = Packet::from_bytes(&self.data);
+        let mut p = cx.packet_from(&self.data);
         p.anno.timestamp_ns = match (self.rate, self.interval_ns) {
             (Some(r), _) => ((self.count as u128 * 1_000_000_000) / r as u128) as u64,
             (None, Some(i)) => self.count.saturating_mul(i),
