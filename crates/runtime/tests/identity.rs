@@ -173,34 +173,32 @@ fn from_dump_config_identical_to_the_recording_run() {
     )
     .unwrap();
     let a = load_app(conf.to_str().unwrap()).unwrap();
-    let run = |e: &mut dyn FnMut(&Path) -> u64, tag: &str| -> BTreeMap<String, Vec<u8>> {
-        let out = tmp(tag);
-        let n = e(&out);
-        assert_eq!(n, pkts.len() as u64, "{tag}: packets from the FromDump");
-        files(&out)
-    };
-    let rec = run(
-        &mut |out| {
-            let e = Recording::new(&a.graph, &a.base_dir, out).unwrap();
-            let mut d = Driver::new(e, &a.graph, Some(out), None).unwrap();
-            d.run_generators().unwrap();
-            d.finish().unwrap();
-            d.next_id
-        },
-        "from-dump-rec",
+    /// The configuration's own packets through `e`; the driver and the files it wrote.
+    fn generated<E: Engine>(
+        e: E,
+        graph: &pktflow_model::AppGraph,
+        out: &Path,
+        n: usize,
+    ) -> (Driver<E>, BTreeMap<String, Vec<u8>>) {
+        let mut d = Driver::new(e, graph, Some(out), None).unwrap();
+        d.run_generators().unwrap();
+        d.finish().unwrap();
+        assert_eq!(d.next_id, n as u64, "packets from the FromDump");
+        (d, files(out))
+    }
+    let (ra, fa) = (tmp("from-dump-rec"), tmp("from-dump-fast"));
+    let (_, rec) = generated(
+        Recording::new(&a.graph, &a.base_dir, &ra).unwrap(),
+        &a.graph,
+        &ra,
+        pkts.len(),
     );
-    let fast = run(
-        &mut |out| {
-            let e = Fast::new(&a.graph, &a.base_dir, out, Arc::default()).unwrap();
-            let mut d = Driver::new(e, &a.graph, Some(out), None).unwrap();
-            d.run_generators().unwrap();
-            d.finish().unwrap();
-            assert!(d.engine.balance().conserved(), "{:?}", d.engine.balance());
-            d.next_id
-        },
-        "from-dump-fast",
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    let fast_engine = Fast::new(&a.graph, &a.base_dir, &fa, Arc::default()).unwrap();
+    let (d, fast) = generated(fast_engine, &a.graph, &fa, pkts.len());
+    assert!(d.engine.balance().conserved(), "{:?}", d.engine.balance());
+    for x in [&dir, &ra, &fa] {
+        let _ = std::fs::remove_dir_all(x);
+    }
     assert_eq!(rec.keys().collect::<Vec<_>>(), ["ip.pcap", "other.pcap"]);
     assert!(rec["ip.pcap"].len() > 100_000, "{}", rec["ip.pcap"].len());
     assert!(
