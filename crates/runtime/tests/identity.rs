@@ -93,14 +93,7 @@ fn nat_outputs_identical_to_the_recording_run() {
 /// grown past the 1500-byte MTU, half of those with don't-fragment set.
 #[test]
 fn router_made_packets_identical_to_the_recording_run() {
-    let dir = tmp("router-made-in");
-    let trace = dir.join("in.pcap");
-    let mut pkts = synthetic("router", 1500);
-    for (i, p) in pkts.iter_mut().enumerate() {
-        let d = &mut p.data;
-        if d.len() < 34 || d[12..14] != [0x08, 0x00] {
-            continue;
-        }
+    let (dir, trace, _) = edited_router_trace("router-made-in", 1500, |i, d| {
         match i % 6 {
             1 => d[14 + 8] = 1,
             2 | 3 => {
@@ -111,15 +104,10 @@ fn router_made_packets_identical_to_the_recording_run() {
                     d[14 + 6] |= 0x40;
                 }
             }
-            _ => continue,
+            _ => return false,
         }
-        let hl = usize::from(d[14] & 0xf) * 4;
-        d[24..26].fill(0);
-        let s = pktflow_traffic::ip_checksum(&d[14..14 + hl]);
-        d[24..26].copy_from_slice(&s.to_be_bytes());
-        p.orig_len = d.len() as u32;
-    }
-    write_trace(&trace, &pkts);
+        true
+    });
     let src = Source::Pcap {
         path: trace.to_str().unwrap().to_string(),
         input_port: pktflow_profile::run::InputPort::Fixed(0),
@@ -150,16 +138,14 @@ fn router_made_packets_identical_to_the_recording_run() {
 /// those of the recording run, which makes every packet anew.
 #[test]
 fn from_dump_config_identical_to_the_recording_run() {
-    let dir = tmp("from-dump-in");
-    let trace = dir.join("in.pcap");
-    let mut pkts = synthetic("router", 1200);
-    for (i, p) in pkts.iter_mut().enumerate() {
-        // Every fifth IPv4 packet expires at DecIPTTL (dropped, its buffer freed).
-        if i % 5 == 0 && p.data.len() >= 34 && p.data[12..14] == [0x08, 0x00] {
-            p.data[14 + 8] = 1;
+    // Every fifth IPv4 packet expires at DecIPTTL (dropped, its buffer freed).
+    let (dir, trace, n) = edited_router_trace("from-dump-in", 1200, |i, d| {
+        if i % 5 != 0 {
+            return false;
         }
-    }
-    write_trace(&trace, &pkts);
+        d[14 + 8] = 1;
+        true
+    });
     let conf = dir.join("fd.click");
     std::fs::write(
         &conf,
@@ -191,10 +177,10 @@ fn from_dump_config_identical_to_the_recording_run() {
         Recording::new(&a.graph, &a.base_dir, &ra).unwrap(),
         &a.graph,
         &ra,
-        pkts.len(),
+        n,
     );
     let fast_engine = Fast::new(&a.graph, &a.base_dir, &fa, Arc::default()).unwrap();
-    let (d, fast) = generated(fast_engine, &a.graph, &fa, pkts.len());
+    let (d, fast) = generated(fast_engine, &a.graph, &fa, n);
     assert!(d.engine.balance().conserved(), "{:?}", d.engine.balance());
     for x in [&dir, &ra, &fa] {
         let _ = std::fs::remove_dir_all(x);
@@ -242,6 +228,32 @@ fn write_trace(path: &Path, pkts: &[TracePacket]) {
         w.write(p).unwrap();
     }
     w.finish().unwrap();
+}
+
+/// `n` packets of `router`'s synthetic traffic written to `<tmp tag>/in.pcap`, each IPv4 one
+/// first given to `edit(index, frame)`; an edited frame (`edit` returns true) gets its IP
+/// header checksum and wire length made right again. The folder, the trace and `n`.
+fn edited_router_trace(
+    tag: &str,
+    n: u64,
+    mut edit: impl FnMut(usize, &mut Vec<u8>) -> bool,
+) -> (PathBuf, PathBuf, usize) {
+    let dir = tmp(tag);
+    let trace = dir.join("in.pcap");
+    let mut pkts = synthetic("router", n);
+    for (i, p) in pkts.iter_mut().enumerate() {
+        let d = &mut p.data;
+        if d.len() < 34 || d[12..14] != [0x08, 0x00] || !edit(i, d) {
+            continue;
+        }
+        let hl = usize::from(d[14] & 0xf) * 4;
+        d[24..26].fill(0);
+        let s = pktflow_traffic::ip_checksum(&d[14..14 + hl]);
+        d[24..26].copy_from_slice(&s.to_be_bytes());
+        p.orig_len = d.len() as u32;
+    }
+    write_trace(&trace, &pkts);
+    (dir, trace, pkts.len())
 }
 
 fn synthetic(app: &str, n: u64) -> Vec<TracePacket> {
