@@ -87,6 +87,18 @@ def test_run_table_and_pipeline_table(capsys, trace):
     assert "pipeline" in out and "handed between threads" in out and "conserved" in out
 
 
+def test_pipeline_warmup_is_recorded_and_keeps_outputs(tmp_path, trace):
+    one = tmp_path / "one"
+    runtime.run("router", trace=trace, out_dir=one)
+    pipe = tmp_path / "pipe"
+    r = run_json(
+        "run", "router", "--trace", str(trace), "--out-dir", str(pipe), "--model", "pipeline", "--threads", "2",
+        "--warmup", "50",
+    )
+    assert r["settings"]["warmup"] == 50 and r["balance"]["conserved"]
+    assert _flows(pipe) == _flows(one)
+
+
 def _flows(folder):
     """IPv4 records of every pcap in ``folder`` grouped by (file, symmetric 5-tuple), in order."""
     flows = {}
@@ -198,6 +210,8 @@ def test_mapping_needs_hybrid_and_hybrid_needs_mapping(capsys, trace):
         (["--model", "bogus"], "model"),
         (["--io", "bogus"], "io"),
         (["--io", "each", "--model", "pipeline", "--threads", "2"], "--io each"),
+        (["--warmup", "10"], "--warmup"),
+        (["--warmup", "-1", "--model", "pipeline"], "--warmup"),
     ],
 )
 def test_run_bad_options_one_line(capsys, argv, needle):

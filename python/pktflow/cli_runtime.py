@@ -62,6 +62,14 @@ def run_cmd(
         metavar="N",
         help="With --model pipeline: packets of the quick profile that balances the cut. Default: 2000.",
     ),
+    warmup: Optional[int] = typer.Option(
+        None,
+        "--warmup",
+        metavar="N",
+        help="With --model pipeline or hybrid: hand the first N trace packets over one at a time, each "
+        "finished with everything it causes (ARP round trips, far-end replies) before the next, so that "
+        "caches such as ARP tables fill as on one thread. Default: 0.",
+    ),
     io: Optional[Io] = typer.Option(
         None,
         "--io",
@@ -126,6 +134,7 @@ def run_cmd(
             batch=batch,
             mapping=mapping,
             profile_packets=profile_packets,
+            warmup=warmup,
             progress=lambda done: bar.update(done),
         )
     if predict is not None:

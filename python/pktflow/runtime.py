@@ -59,6 +59,7 @@ def run(
     reply_every: Optional[int] = None,
     mapping: Optional[Union[str, Path]] = None,
     profile_packets: Optional[int] = None,
+    warmup: Optional[int] = None,
     progress: Optional[Callable[[int], None]] = None,
 ) -> dict[str, Any]:
     """Run ``app`` on a trace file or a synthetic trace and return the result document.
@@ -66,7 +67,9 @@ def run(
     ``model``: ``rtc`` (a copy of the graph per thread), ``pipeline`` (the graph cut into
     ``threads`` groups of elements joined by rings, balanced by a quick profile of
     ``profile_packets`` packets) or ``hybrid`` (the placement of ``mapping``, a JSON file written
-    by ``pktflow explore/maxrate/map --json`` or by hand: docs/runtime.md).
+    by ``pktflow explore/maxrate/map --json`` or by hand: docs/runtime.md). ``warmup``
+    (pipeline and hybrid): the first packets handed over one at a time, each finished with all
+    it causes before the next.
     """
     req: dict[str, Any] = {"app": str(app)}
     for key, val in (
@@ -84,6 +87,7 @@ def run(
         ("reply_every", reply_every),
         ("mapping", None if mapping is None else str(mapping)),
         ("profile_packets", profile_packets),
+        ("warmup", warmup),
     ):
         if val is not None:
             req[key] = val

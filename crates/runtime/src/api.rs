@@ -5,7 +5,8 @@
 //! `mapping` (a mapping file, required by and only for `hybrid`), `io` (`dedicated` or
 //! `shared`; default `dedicated`), `pin` (default true), `ring_slots` (default 256),
 //! `batch` (default 32), `reply_every`, `profile_packets` (packets of the quick profile that
-//! balances the pipeline cut; default 2,000).
+//! balances the pipeline cut; default 2,000), `warmup` (pipeline and hybrid: trace packets fed
+//! one at a time first; default 0).
 use crate::driver::{device_file_name, Driver};
 use crate::engine::{Balance, Engine, Fast};
 use crate::ring;
@@ -24,6 +25,8 @@ pub const MAX_THREADS: u64 = 256;
 pub const MAX_RING_SLOTS: u64 = 65_536;
 /// Most packets handed over in one batch.
 pub const MAX_BATCH: u64 = 4096;
+/// Most warm-up packets (`--warmup`).
+pub const MAX_WARMUP: u64 = 100_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Model {
@@ -71,6 +74,10 @@ pub struct Request {
     pub reply_every: Option<u64>,
     pub mapping: Option<String>,
     pub profile_packets: u64,
+    /// Element groups on threads: the first `warmup` trace packets are handed over one at a
+    /// time, each finished with everything it causes (the neighbours' answers included) before
+    /// the next is read.
+    pub warmup: u64,
 }
 
 /// A whole number in `min..=max`; errors name the command-line option (`--ring-slots`).
@@ -122,6 +129,7 @@ impl Request {
             "reply_every",
             "mapping",
             "profile_packets",
+            "warmup",
         ];
         if let Some(k) = v
             .as_object()
@@ -167,6 +175,10 @@ impl Request {
         if profile_packets.is_some() && model != Model::Pipeline {
             return Err("--profile-packets applies to --model pipeline".into());
         }
+        let warmup = get_u64(&v, "warmup", 0, MAX_WARMUP)?.unwrap_or(0);
+        if warmup > 0 && model == Model::Rtc {
+            return Err("--warmup applies to --model pipeline and hybrid, whose threads hand packets to each other; with --model rtc every packet is finished on one thread".into());
+        }
         let io = match get_str(&v, "io")?.unwrap_or("dedicated") {
             "dedicated" => Io::Dedicated,
             "shared" => Io::Shared,
@@ -197,6 +209,7 @@ impl Request {
             reply_every: get_u64(&v, "reply_every", 0, u64::MAX)?,
             mapping,
             profile_packets: profile_packets.unwrap_or(DEFAULT_PROFILE_PACKETS),
+            warmup,
         })
     }
 }
@@ -470,6 +483,7 @@ fn report(
             "state": "shared",
             "dispatch": "symmetric IPv4 5-tuple hash (non-IPv4 frames: thread of hash 0)",
             "profile_packets": (req.model == Model::Pipeline).then_some(req.profile_packets),
+            "warmup": req.warmup,
         },
         "placement": placement,
         "packets": {

@@ -15,7 +15,7 @@ proptest! {
 
     #[test]
     fn near_valid_requests(
-        key in prop::sample::select(vec!["threads", "batch", "ring_slots", "synthetic", "seed", "reply_every", "model", "io", "pin", "input_port", "bogus"]),
+        key in prop::sample::select(vec!["threads", "batch", "ring_slots", "synthetic", "seed", "reply_every", "model", "io", "pin", "input_port", "warmup", "bogus"]),
         val in prop_oneof![
             any::<i64>().prop_map(|n| serde_json::json!(n)),
             any::<u64>().prop_map(|n| serde_json::json!(n)),
@@ -26,13 +26,15 @@ proptest! {
             Just(serde_json::json!([1, 2])),
         ],
     ) {
-        let mut v = serde_json::json!({"app": "router", "synthetic": 10});
+        // A pipeline, so that a valid `warmup` is accepted.
+        let mut v = serde_json::json!({"app": "router", "synthetic": 10, "model": "pipeline"});
         v[key] = val;
         match Request::from_json(&v.to_string()) {
             Ok(r) => {
                 prop_assert!((1..=256).contains(&r.threads));
                 prop_assert!((1..=4096).contains(&r.batch));
                 prop_assert!((2..=65536).contains(&r.ring_slots));
+                prop_assert!(r.warmup <= pktflow_runtime::api::MAX_WARMUP);
             }
             Err(e) => prop_assert!(!e.is_empty() && !e.contains('\n'), "{}", e),
         }

@@ -297,6 +297,62 @@ fn nat_pipeline_with_replies() {
     assert_eq!(stat(&r3, "to_out", "drops"), 0);
 }
 
+/// NAT with cold ARP caches as a pipeline and as the hybrid mapping `pktflow explore` writes,
+/// with `warmup` covering the whole trace: every packet is handed over alone and finished, with
+/// the ARP round trips and far-end replies it causes, before the next is read. Then the threads
+/// do exactly what one thread does: the same ARP queries, the same replies, no drop, every flow
+/// the same. (Without the warm-up, a cold pipeline may hold packets for an address until its
+/// answer comes back through the rings and drop some at the output Queue: "Open findings".)
+/// A warm-up shorter than the trace switches to batches after it, and the run says how long it
+/// was.
+#[test]
+fn nat_cold_caches_with_warmup_do_what_one_thread_does() {
+    let dir = tmp("nat-warmup");
+    let trace = dir.join("cold.pcap");
+    write_trace(&trace, &synthetic("nat", 1500, 9));
+    let mapping = dir.join("explore.json");
+    std::fs::write(&mapping, explore("nat")).unwrap();
+    let mapping = mapping.to_str().unwrap();
+    // The far ends' replies make inbound traffic to the inside hosts (more ARP queries); the
+    // hybrid mapping replicates the output devices, and each thread's driver counts its own
+    // departures for them ("What differs from one thread"), so it runs without.
+    for (k, (replies, model)) in [
+        (json!(null), json!({"model": "pipeline"})),
+        (json!(0), json!({"model": "pipeline"})),
+        (json!(0), json!({"model": "hybrid", "mapping": mapping})),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let o1 = tmp(&format!("nat-warmup-{k}-1"));
+        let r1 = go("nat", &trace, &o1, 1, json!({"reply_every": replies}));
+        assert!(stat(&r1, "out_arpq", "queries") > 0, "the caches start cold");
+        if replies.is_null() {
+            assert!(stat(&r1, "in_arpq", "queries") > 10, "the far ends' replies");
+        }
+        let mut extra = model;
+        extra["reply_every"] = replies;
+        extra["warmup"] = json!(1500);
+        let o = tmp(&format!("nat-warmup-{k}-2"));
+        let r = go("nat", &trace, &o, 2, extra.clone());
+        assert_eq!(r["settings"]["warmup"], 1500);
+        for key in ["from_source", "neighbor_arp_replies", "far_end_ip_replies"] {
+            assert_eq!(r["packets"][key], r1["packets"][key], "{key} with {extra}");
+        }
+        for q in ["in_arpq", "out_arpq"] {
+            assert_eq!(stat(&r, q, "queries"), stat(&r1, q, "queries"), "{q} with {extra}");
+        }
+        for q in ["to_in", "to_out"] {
+            assert_eq!(stat(&r, q, "drops"), 0, "{q} with {extra}");
+        }
+        same_flows(&per_flow(&o1), &per_flow(&o), &format!("outputs with {extra}"));
+    }
+    let o = tmp("nat-warmup-part");
+    let r = go("nat", &trace, &o, 2, json!({"model": "pipeline", "warmup": 100}));
+    assert_eq!(r["settings"]["warmup"], 100);
+    assert_eq!(r["packets"]["from_source"], 1500);
+}
+
 /// The router's ARP round trip: the ARP querier asks, the neighbour's reply enters at the
 /// source thread and releases the held packet. With one group per element on many threads.
 #[test]
