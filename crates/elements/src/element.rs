@@ -122,6 +122,12 @@ pub trait Element: Send {
         None
     }
 
+    /// Generators: true when the packets end by themselves (FromDump: the end of its file), so a
+    /// run need not be capped (`pktflow run` caps the others, an InfiniteSource may never end).
+    fn finite_source(&self) -> bool {
+        false
+    }
+
     /// Packets still held at the end of a run (queue contents, ARP-pending packets).
     fn held(&self) -> usize {
         0

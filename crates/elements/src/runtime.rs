@@ -687,6 +687,12 @@ impl Router {
     pub fn n_generators(&self) -> usize {
         self.generators.len()
     }
+    /// Whether every generator ends by itself ([`Element::finite_source`]).
+    pub fn generators_finite(&self) -> bool {
+        self.generators
+            .iter()
+            .all(|&g| self.elems[g as usize].finite_source())
+    }
     pub fn element_names(&self) -> impl Iterator<Item = &str> {
         self.graph.elements.iter().map(|e| e.name.as_str())
     }

@@ -164,6 +164,25 @@ fn from_dump_to_dump_round_trip_is_byte_exact() {
     }
     assert_eq!(r.stats()["d"]["count"], 25);
     assert_eq!(r.conservation_errors, 0);
+    assert!(r.generators_finite(), "a FromDump ends with its file: no cap needed");
+}
+
+/// An InfiniteSource may never end: a configuration with one is capped by `pktflow run`.
+#[test]
+fn a_configuration_with_an_infinite_source_is_not_finite() {
+    let dir = tmpdir("finite");
+    write_input(&dir.join("in.pcap"), 3);
+    let g = graph(
+        &[
+            ("a", "FromDump", "in.pcap"),
+            ("b", "InfiniteSource", "LIMIT 2"),
+            ("d", "Discard", ""),
+        ],
+        &[(0, 0, 2, 0), (1, 0, 2, 0)],
+    );
+    let (r, n) = run(g, &dir, 1000);
+    assert_eq!(n, 5);
+    assert!(!r.generators_finite());
 }
 
 #[test]

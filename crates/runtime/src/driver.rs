@@ -238,14 +238,16 @@ impl<E: Engine> Driver<E> {
     }
 
     /// Run the configuration's own sources (FromDump, InfiniteSource), with the neighbours'
-    /// answers injected before each next packet, up to [`MAX_CONFIG_SOURCE_PACKETS`].
+    /// answers injected before each next packet: to their end when they all end by themselves
+    /// (FromDump reads its file), else up to [`MAX_CONFIG_SOURCE_PACKETS`].
     pub fn run_generators(&mut self) -> Result<(), String> {
+        let capped = !self.engine.generators_finite();
         loop {
             self.process_pending()?;
             if self.next_id.is_multiple_of(1024) {
                 cancel::check().map_err(|c| c.to_string())?;
             }
-            if self.from_source_count >= MAX_CONFIG_SOURCE_PACKETS {
+            if capped && self.from_source_count >= MAX_CONFIG_SOURCE_PACKETS {
                 self.source_limit_hit = true;
                 break;
             }

@@ -51,6 +51,8 @@ pub trait Engine {
     fn generate_next(&mut self) -> bool;
     fn n_sources(&self) -> usize;
     fn n_generators(&self) -> usize;
+    /// Whether every one of the configuration's own sources ends by itself (FromDump).
+    fn generators_finite(&self) -> bool;
     fn generator_names(&self) -> Vec<String>;
     fn stopped(&self) -> bool;
     fn set_tap(&mut self, on: bool);
@@ -86,6 +88,9 @@ macro_rules! common_engine {
         }
         fn n_generators(&self) -> usize {
             self.0.n_generators()
+        }
+        fn generators_finite(&self) -> bool {
+            self.0.generators_finite()
         }
         fn generator_names(&self) -> Vec<String> {
             self.0.generator_names()

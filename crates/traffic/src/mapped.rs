@@ -189,6 +189,28 @@ impl TraceFileReader {
         }
     }
 
+    /// [`TraceFileReader::next_ref`] with the link type of the packet's interface (as
+    /// [`TraceFileReader::linktype`], which the borrowed packet would not let the caller ask).
+    #[inline]
+    pub fn next_with_linktype<'a>(
+        &'a mut self,
+        scratch: &'a mut TracePacket,
+    ) -> Result<Option<(TraceRef<'a>, Option<u16>)>, TrafficError> {
+        match &mut self.inner {
+            Inner::Mapped(m) => {
+                let lt = m.s.linktype();
+                Ok(m.next_ref()?.map(|r| (r, Some(lt))))
+            }
+            Inner::Stream(r) => {
+                if !r.read_into(scratch)? {
+                    return Ok(None);
+                }
+                let lt = r.linktype(scratch.iface);
+                Ok(Some((scratch.as_ref(), lt)))
+            }
+        }
+    }
+
     /// The next packet copied into `out` (its buffer reused): as [`PcapReader::read_into`].
     pub fn read_into(&mut self, out: &mut TracePacket) -> Result<bool, TrafficError> {
         match &mut self.inner {

@@ -1,5 +1,8 @@
 //! `FromDump(FILENAME [, STOP, TIMING, SAMPLE, FORCE_IP, START_AFTER, END_AFTER, ACTIVE, ...])`
-//! — emits the packets of a pcap or pcapng file (read with `pktflow_traffic::PcapReader`).
+//! — emits the packets of a pcap or pcapng file (read with `pktflow_traffic::TraceFileReader`:
+//! a classic pcap file is memory-mapped, as Click's FromDump maps it by default, so a packet's
+//! bytes are copied once, into the packet; a pcapng file is streamed. The file must not be
+//! shortened while it is read).
 //!
 //! A generator: no inputs, 1 push output; the runtime takes packets from it with
 //! `Router::run_generators` (its packet limit bounds the run). FILENAME is resolved against
@@ -21,9 +24,7 @@ use crate::cx::Cx;
 use crate::element::{Element, Ports, Role};
 use crate::elements::nat::flow::parse_seconds;
 use crate::registry::ClassInfo;
-use pktflow_traffic::{Packet, PcapReader, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW};
-use std::fs::File;
-use std::io::BufReader;
+use pktflow_traffic::{Packet, TraceFileReader, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW};
 
 pub const CLASS: ClassInfo = ClassInfo {
     name: "FromDump",
@@ -33,7 +34,7 @@ pub const CLASS: ClassInfo = ClassInfo {
 
 struct FromDump {
     file: String,
-    reader: Option<PcapReader<BufReader<File>>>,
+    reader: Option<TraceFileReader>,
     force_ip: bool,
     active: bool,
     start_after_ns: u64,
@@ -106,7 +107,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     };
     a.finish()?;
     let path = env.resolve_input(&file);
-    let reader = PcapReader::open(&path).map_err(|e| err(e.to_string()))?;
+    let reader = TraceFileReader::open(&path).map_err(|e| err(e.to_string()))?;
     Ok(Box::new(FromDump {
         file: path.display().to_string(),
         reader: Some(reader),
@@ -140,15 +141,18 @@ impl Element for FromDump {
     fn role(&self) -> Role {
         Role::Generator
     }
+    fn finite_source(&self) -> bool {
+        true
+    }
     fn generate(&mut self, cx: &mut Cx) -> Option<Packet> {
         if !self.active {
             return None;
         }
         loop {
             let r = self.reader.as_mut()?;
-            match r.read_into(&mut self.scratch) {
-                Ok(true) => {}
-                Ok(false) => {
+            let (tp, lt) = match r.next_with_linktype(&mut self.scratch) {
+                Ok(Some(x)) => x,
+                Ok(None) => {
                     self.reader = None;
                     return None;
                 }
@@ -157,22 +161,20 @@ impl Element for FromDump {
                     self.reader = None;
                     return None;
                 }
-            }
-            let tp = &self.scratch;
+            };
             let t0 = *self.first_ts.get_or_insert(tp.timestamp_ns);
             let rel = tp.timestamp_ns.saturating_sub(t0);
             if self.end_after_ns.is_some_and(|e| rel > e) {
                 self.reader = None;
                 return None;
             }
-            let ipoff = ipv4_offset(r.linktype(tp.iface), &tp.data);
+            let ipoff = ipv4_offset(lt, tp.data);
             if rel < self.start_after_ns || (self.force_ip && ipoff.is_none()) {
                 self.skipped += 1;
                 continue;
             }
-            // What `tp.to_packet(count)` builds, in a free buffer when there is one.
-            let mut p = cx.packet_from(&tp.data);
-            tp.as_ref().annotate(&mut p, self.count);
+            let mut p = cx.packet_from(tp.data);
+            tp.annotate(&mut p, self.count);
             p.anno.timestamp_ns = rel;
             if let Some(off) = ipoff {
                 let hl = ((tp.data[off] & 0x0f) as usize) * 4;
