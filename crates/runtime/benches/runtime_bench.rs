@@ -18,19 +18,28 @@
 //! collapses to one), all reading the same pcap file and none writing the packets that leave
 //! (no `--out-dir`).
 //!
+//! Side by side with Click (router300 and nat1000 only): the application and its trace written
+//! for Click (`pktflow_runtime::clickref`: FromDump per input device, the trace's ARP answers
+//! first, Discard for the devices, a DriverManager that stops at the end). `dump1` runs that
+//! configuration with `pktflow run` on one thread; `click` runs it with the Click binary that
+//! `PKTFLOW_CLICK` names (a userlevel `click`), timed from start to exit, less the mean time
+//! of 3 runs of the same configuration on empty inputs (start-up and shut-down).
+//!
 //! Run: `cargo run --release -p pktflow-runtime --bin runtime-bench`
 //! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated;
 //! `PKTFLOW_BENCH_KINDS`, comma-separated among `functional`, `rtc1`, `rtc2`, `rtc2each`, `pipeline1`,
-//! `pipeline2`, `hybrid1`, `hybrid2`, default all).
+//! `pipeline2`, `hybrid1`, `hybrid2`, `dump1`, `click`; default all, `click` only with
+//! `PKTFLOW_CLICK`).
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Run, Source};
 use pktflow_runtime::api::{run, Request};
+use pktflow_runtime::clickref::{write_click_ref, ClickRef, Sinks};
 use pktflow_traffic::{ip_checksum, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The kinds of run, in the order they alternate (`PKTFLOW_BENCH_KINDS` chooses among them).
-const KINDS: [&str; 8] = [
+const KINDS: [&str; 10] = [
     "functional",
     "rtc1",
     "rtc2",
@@ -39,7 +48,12 @@ const KINDS: [&str; 8] = [
     "pipeline2",
     "hybrid1",
     "hybrid2",
+    "dump1",
+    "click",
 ];
+
+/// The applications whose element classes Click has (the side-by-side kinds run only these).
+const CLICK_APPS: [&str; 2] = ["router300", "nat1000"];
 
 const ROUTER: &str = include_str!("../../../apps/router.click");
 
@@ -177,6 +191,60 @@ fn fast_io(
     r["timing"]["packets_per_second"].as_f64().unwrap()
 }
 
+/// `pktflow run` on one thread on the side-by-side configuration (its own FromDump sources).
+fn dump1(cr: &ClickRef) -> f64 {
+    let req = Request::from_json(
+        &serde_json::json!({"app": cr.config.display().to_string()}).to_string(),
+    )
+    .expect("request");
+    let r = run(&req, &mut |_| {}).expect("run");
+    assert_eq!(r["balance"]["conserved"], true, "{}", r["balance"]);
+    assert_eq!(r["packets"]["from_source"], cr.packets);
+    r["timing"]["packets_per_second"].as_f64().unwrap()
+}
+
+/// Seconds of one run of `click` on `config`, from start to exit.
+fn click_seconds(click: &str, config: &Path) -> f64 {
+    let t0 = Instant::now();
+    let out = std::process::Command::new(click)
+        .arg(config)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap_or_else(|e| {
+            eprintln!("PKTFLOW_CLICK={click}: {e}");
+            std::process::exit(2);
+        });
+    let secs = t0.elapsed().as_secs_f64();
+    if !out.status.success() {
+        eprintln!(
+            "{click} {}: {}; {}",
+            config.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+        );
+        std::process::exit(1);
+    }
+    secs
+}
+
+/// The side-by-side configuration with every input replaced by an empty pcap: what Click takes
+/// to start and stop.
+fn empty_twin(cr: &ClickRef) -> PathBuf {
+    let mut text = std::fs::read_to_string(&cr.config).expect("read config");
+    for (dev, p) in &cr.inputs {
+        let e = p.with_file_name(format!("empty-{dev}.pcap"));
+        PcapWriter::create(&e, LINKTYPE_ETHERNET)
+            .expect("create")
+            .finish()
+            .expect("flush");
+        text = text.replace(&p.display().to_string(), &e.display().to_string());
+    }
+    let c = cr.config.with_file_name("empty-click.click");
+    std::fs::write(&c, text).expect("write config");
+    c
+}
+
 fn main() {
     let n: u64 = std::env::var("PKTFLOW_BENCH_PACKETS")
         .ok()
@@ -201,13 +269,22 @@ fn main() {
             }
             v
         }
-        Err(_) => KINDS.to_vec(),
+        Err(_) => KINDS
+            .iter()
+            .copied()
+            .filter(|k| *k != "click" || std::env::var("PKTFLOW_CLICK").is_ok())
+            .collect(),
     };
+    let click = std::env::var("PKTFLOW_CLICK").ok();
+    if kinds.contains(&"click") && click.is_none() {
+        eprintln!("the kind click needs PKTFLOW_CLICK=PATH of a userlevel click binary");
+        std::process::exit(2);
+    }
     let dir = std::env::temp_dir().join(format!("pktflow-runtime-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
-    let mut cases: Vec<(String, String, PathBuf, PathBuf)> = Vec::new();
+    let mut cases: Vec<(String, String, PathBuf, PathBuf, Option<ClickRef>)> = Vec::new();
     let r300 = router300(&dir);
     for name in ["router300", "nat1000", "mpls", "firewall", "l3switch"] {
         if let Some(o) = &only {
@@ -239,7 +316,13 @@ fn main() {
             serde_json::json!({"threads": [names, names]}).to_string(),
         )
         .expect("write mapping");
-        cases.push((name.to_string(), app, trace, mapping));
+        let side = (kinds.contains(&"dump1") || kinds.contains(&"click"))
+            && CLICK_APPS.contains(&name);
+        let cr = side.then(|| {
+            write_click_ref(&app, &trace, &dir, name, Sinks::Discard)
+                .unwrap_or_else(|e| panic!("{name}: side-by-side inputs: {e}"))
+        });
+        cases.push((name.to_string(), app, trace, mapping, cr));
     }
     println!("{n} packets per trace, best of {reps} runs (spread: slowest/best); the kinds of run alternate, so a change of the machine's load touches all of them");
     let load = || {
@@ -257,12 +340,36 @@ fn main() {
         "pktflow run pipeline, 2 threads",
         "pktflow run hybrid (all replicated), 1 thread",
         "pktflow run hybrid (all replicated), 2 threads",
+        "pktflow run rtc, 1 thread, Click's configuration",
+        "click (userlevel), the same configuration",
     ];
-    for (name, app, trace, mapping) in &cases {
+    for (name, app, trace, mapping, cr) in &cases {
         let mut runs: Vec<Vec<f64>> = vec![Vec::new(); what.len()];
+        // Click's start-up and shut-down, taken off each of its runs.
+        let click_idle = match (&click, cr) {
+            (Some(c), Some(cr)) if kinds.contains(&"click") => {
+                let e = empty_twin(cr);
+                let t = (0..3).map(|_| click_seconds(c, &e)).sum::<f64>() / 3.0;
+                println!("{name:10} click start-up and shut-down: {:.1} ms", t * 1e3);
+                t
+            }
+            _ => 0.0,
+        };
         for _ in 0..reps {
             for (k, kind) in KINDS.iter().enumerate() {
                 if !kinds.contains(kind) {
+                    continue;
+                }
+                if matches!(*kind, "dump1" | "click") {
+                    let Some(cr) = cr else { continue };
+                    runs[k].push(match *kind {
+                        "dump1" => dump1(cr),
+                        _ => {
+                            let c = click.as_deref().expect("PKTFLOW_CLICK");
+                            let secs = click_seconds(c, &cr.config) - click_idle;
+                            cr.packets as f64 / secs.max(1e-9)
+                        }
+                    });
                     continue;
                 }
                 runs[k].push(match *kind {
@@ -284,7 +391,7 @@ fn main() {
             let b = v.iter().cloned().fold(0.0, f64::max);
             let w = v.iter().cloned().fold(f64::MAX, f64::min);
             println!(
-                "{name:10} {:44} {b:>12.0} packets/s (slowest {w:.0}, {:.0}%)",
+                "{name:10} {:48} {b:>12.0} packets/s (slowest {w:.0}, {:.0}%)",
                 what[k],
                 100.0 * w / b
             );

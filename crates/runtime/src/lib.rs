@@ -10,6 +10,8 @@
 //!   `pktflow run --predict host`.
 //! - [`api`]: the JSON request and result of `pktflow run`; one thread, or run-to-completion
 //!   copies of the graph on several threads fed by flow hash from an I/O thread.
+//! - [`clickref`]: the same application and trace written for Click, to measure both side by
+//!   side.
 //! - [`mapping`] and [`staged`]: element groups on threads joined by rings (`--model pipeline`,
 //!   `--model hybrid --mapping FILE`).
 //!
@@ -18,6 +20,7 @@
 //! files excluded); neighbour answers are processed but not counted in it.
 pub mod api;
 pub mod batch;
+pub mod clickref;
 pub mod driver;
 pub mod engine;
 pub mod flow;

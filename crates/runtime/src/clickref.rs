@@ -1,0 +1,234 @@
+//! The same application, trace and work for Click, to measure the two side by side
+//! (docs/benchmarks.md, "Side by side with Click").
+//!
+//! [`write_click_ref`] writes, from an application and a trace file:
+//! - one pcap per input device (`NAME-DEV.pcap`): the trace packets `pktflow run` gives that
+//!   device (the same input-interface rule), after the ARP replies its neighbours send to the
+//!   queries the application makes on the trace. An `ARPQuerier` learns from such unsolicited
+//!   replies (in Click as in pktflow), so its cache is warm from the first trace packet in both.
+//!   This stands in for the link neighbours, which `pktflow run` has and Click has not.
+//! - a Click configuration (`NAME-click.click`) written from the application's flattened graph:
+//!   every element with its class and configuration string, every connection. Each
+//!   `FromDevice(DEV)` / `PollDevice(DEV)` becomes `FromDump(NAME-DEV.pcap, STOP true)`. Each
+//!   `ToDevice(DEV)` becomes `Discard`, or `ToDump(NAME-out-DEV.pcap)` with [`Sinks::Dump`].
+//!   A `DriverManager` stops the router once every FromDump has finished. Names are kept, but
+//!   `@` becomes `_a` (flattened anonymous names, `Queue@3`), so the file is plain Click.
+//!
+//! Both Click (`click CONFIG`) and `pktflow run CONFIG` run that file, so they read the same
+//! packets through the same elements with no neighbours on either side. Only the classes both
+//! have can be compared this way: those of the IP router and the NAT, not pktflow's own
+//! (FirewallRules, MPLSPush, ...).
+use crate::api::{run, Request};
+use pktflow_profile::app::{load_app, App};
+use pktflow_profile::neighbors::arp_reply_for;
+use pktflow_profile::run::{packets, InputPort, Source};
+use pktflow_traffic::{PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// What the device outputs become in the Click configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sinks {
+    /// `Discard`: nothing written (as `pktflow run` without `--out-dir`).
+    Discard,
+    /// `ToDump(NAME-out-DEV.pcap)`: what leaves each device, written.
+    Dump,
+}
+
+/// The files [`write_click_ref`] wrote.
+#[derive(Clone, Debug)]
+pub struct ClickRef {
+    /// The Click configuration.
+    pub config: PathBuf,
+    /// Per input device: its name and its pcap.
+    pub inputs: Vec<(String, PathBuf)>,
+    /// Packets in the inputs: the trace's, and the ARP replies put first.
+    pub packets: u64,
+    pub arp_replies: u64,
+}
+
+/// A Click element name for a flattened pktflow name.
+fn click_name(name: &str) -> String {
+    name.replace('@', "_a")
+}
+
+/// Write the side-by-side inputs of `app` (a built-in name or a Click file) on the pcap `trace`
+/// into `dir`, their names starting with `name` (see the module documentation).
+pub fn write_click_ref(
+    app: &str,
+    trace: &Path,
+    dir: &Path,
+    name: &str,
+    sinks: Sinks,
+) -> Result<ClickRef, String> {
+    let a = load_app(app)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = std::fs::canonicalize(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Some(e) = a.graph.elements.iter().find(|e| {
+        matches!(
+            e.class.as_str(),
+            "Script" | "DriverManager" | "FromDump" | "InfiniteSource" | "RatedSource"
+        )
+    }) {
+        return Err(format!(
+            "{app}: has its own {} ({}): the side-by-side configuration feeds the devices from the trace and stops by itself",
+            e.class, e.name
+        ));
+    }
+    let devs = input_devices(&a);
+    if devs.is_empty() {
+        return Err(format!(
+            "{app}: no FromDevice/PollDevice: nothing to feed the trace to"
+        ));
+    }
+    // The queries the application makes on the trace: a run with the neighbours answering
+    // (far ends off: Click has none), its device outputs kept.
+    let cold = dir.join(format!("{name}-arp-run"));
+    std::fs::create_dir_all(&cold).map_err(|e| format!("{}: {e}", cold.display()))?;
+    let req = Request::from_json(
+        &serde_json::json!({
+            "app": app,
+            "trace": trace.display().to_string(),
+            "out_dir": cold.display().to_string(),
+            "reply_every": 0,
+        })
+        .to_string(),
+    )?;
+    run(&req, &mut |_| {})?;
+    let first_ts = PcapReader::open(trace)
+        .map_err(|e| format!("{}: {e}", trace.display()))?
+        .next()
+        .transpose()
+        .map_err(|e| format!("{}: {e}", trace.display()))?
+        .map_or(0, |p| p.timestamp_ns);
+    let mut writers = Vec::new();
+    let mut inputs = Vec::new();
+    for dev in &devs {
+        let p = dir.join(format!("{name}-{dev}.pcap"));
+        writers.push(
+            PcapWriter::create(&p, LINKTYPE_ETHERNET)
+                .map_err(|e| format!("{}: {e}", p.display()))?,
+        );
+        inputs.push((dev.clone(), p));
+    }
+    let mut total = 0u64;
+    let mut replies = 0u64;
+    let mut seen = BTreeSet::new();
+    for (iface, dev) in devs.iter().enumerate() {
+        let f = cold.join(crate::driver::device_file_name(dev));
+        if !f.exists() {
+            continue;
+        }
+        for tp in PcapReader::open(&f).map_err(|e| format!("{}: {e}", f.display()))? {
+            let tp = tp.map_err(|e| format!("{}: {e}", f.display()))?;
+            if let Some(r) = arp_reply_for(&tp.data, first_ts, iface as u16) {
+                if seen.insert((iface, r.data[28..32].to_vec())) {
+                    writers[iface]
+                        .write(&r)
+                        .map_err(|e| format!("{}: {e}", inputs[iface].1.display()))?;
+                    replies += 1;
+                }
+            }
+        }
+    }
+    let src = Source::Pcap {
+        path: trace.display().to_string(),
+        input_port: InputPort::Auto,
+    };
+    for tp in packets(&a, &src)? {
+        let tp: TracePacket = tp?;
+        let k = tp.iface as usize % devs.len();
+        writers[k]
+            .write(&tp)
+            .map_err(|e| format!("{}: {e}", inputs[k].1.display()))?;
+        total += 1;
+    }
+    for (w, (_, p)) in writers.into_iter().zip(&inputs) {
+        w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let _ = std::fs::remove_dir_all(&cold);
+    let config = dir.join(format!("{name}-click.click"));
+    let text = click_config(&a, &inputs, &dir, name, sinks);
+    let tmp = config.with_extension("click.tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &config).map_err(|e| format!("{}: {e}", config.display()))?;
+    Ok(ClickRef {
+        config,
+        inputs,
+        packets: total + replies,
+        arp_replies: replies,
+    })
+}
+
+/// The input devices in the order `pktflow run` numbers its input interfaces (the sources in
+/// declaration order).
+fn input_devices(a: &App) -> Vec<String> {
+    a.graph
+        .elements
+        .iter()
+        .filter(|e| e.class == "FromDevice" || e.class == "PollDevice")
+        .map(|e| first_arg(&e.config))
+        .collect()
+}
+
+fn first_arg(config: &str) -> String {
+    config.split(',').next().unwrap_or("").trim().to_string()
+}
+
+/// The Click configuration (see the module documentation).
+fn click_config(
+    a: &App,
+    inputs: &[(String, PathBuf)],
+    dir: &Path,
+    name: &str,
+    sinks: Sinks,
+) -> String {
+    let mut s = format!(
+        "// {} on its trace, written by pktflow for a side-by-side run with Click\n\
+         // (docs/benchmarks.md, \"Side by side with Click\"): devices replaced by FromDump and {}.\n",
+        a.graph.file,
+        match sinks {
+            Sinks::Discard => "Discard",
+            Sinks::Dump => "ToDump",
+        }
+    );
+    let mut n_dumps = 0;
+    for e in &a.graph.elements {
+        let (class, config) = match e.class.as_str() {
+            "FromDevice" | "PollDevice" => {
+                let dev = first_arg(&e.config);
+                let file = inputs
+                    .iter()
+                    .find(|(d, _)| *d == dev)
+                    .map(|(_, p)| p.display().to_string())
+                    .unwrap_or_default();
+                n_dumps += 1;
+                ("FromDump".to_string(), format!("{file}, STOP true"))
+            }
+            "ToDevice" => match sinks {
+                Sinks::Discard => ("Discard".to_string(), String::new()),
+                Sinks::Dump => {
+                    let dev = first_arg(&e.config);
+                    let out = dir.join(format!("{name}-out-{dev}.pcap"));
+                    ("ToDump".to_string(), out.display().to_string())
+                }
+            },
+            c => (c.to_string(), e.config.clone()),
+        };
+        s.push_str(&format!("{} :: {class}({config});\n", click_name(&e.name)));
+    }
+    for c in &a.graph.connections {
+        s.push_str(&format!(
+            "{} [{}] -> [{}] {};\n",
+            click_name(&a.graph.elements[c.from].name),
+            c.from_port,
+            c.to_port,
+            click_name(&a.graph.elements[c.to].name)
+        ));
+    }
+    let pauses = vec!["pause"; n_dumps].join(", ");
+    s.push_str(&format!(
+        "// Stop once every FromDump has read its file.\nclick_ref_driver :: DriverManager({pauses}, stop);\n"
+    ));
+    s
+}
