@@ -164,7 +164,10 @@ fn from_dump_to_dump_round_trip_is_byte_exact() {
     }
     assert_eq!(r.stats()["d"]["count"], 25);
     assert_eq!(r.conservation_errors, 0);
-    assert!(r.generators_finite(), "a FromDump ends with its file: no cap needed");
+    assert!(
+        r.generators_finite(),
+        "a FromDump ends with its file: no cap needed"
+    );
 }
 
 /// An InfiniteSource may never end: a configuration with one is capped by `pktflow run`.

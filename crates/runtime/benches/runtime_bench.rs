@@ -221,7 +221,10 @@ fn click_seconds(click: &str, config: &Path) -> f64 {
             "{click} {}: {}; {}",
             config.display(),
             out.status,
-            String::from_utf8_lossy(&out.stderr).lines().next().unwrap_or("")
+            String::from_utf8_lossy(&out.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
         );
         std::process::exit(1);
     }
@@ -316,8 +319,8 @@ fn main() {
             serde_json::json!({"threads": [names, names]}).to_string(),
         )
         .expect("write mapping");
-        let side = (kinds.contains(&"dump1") || kinds.contains(&"click"))
-            && CLICK_APPS.contains(&name);
+        let side =
+            (kinds.contains(&"dump1") || kinds.contains(&"click")) && CLICK_APPS.contains(&name);
         let cr = side.then(|| {
             write_click_ref(&app, &trace, &dir, name, Sinks::Discard)
                 .unwrap_or_else(|e| panic!("{name}: side-by-side inputs: {e}"))

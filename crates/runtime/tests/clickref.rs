@@ -61,7 +61,9 @@ fn the_click_configuration_does_what_pktflow_run_does_on_the_trace() {
         assert!(cr.arp_replies > 0, "{app}: the trace makes ARP queries");
         assert_eq!(cr.packets, 1500 + cr.arp_replies);
         let text = std::fs::read_to_string(&cr.config).unwrap();
-        assert!(!text.contains("FromDevice(") && !text.contains("ToDevice(") && !text.contains('@'));
+        assert!(
+            !text.contains("FromDevice(") && !text.contains("ToDevice(") && !text.contains('@')
+        );
         // pktflow on the trace, the neighbours answering ARP (the far ends off, as in Click).
         let out = dir.join("out");
         go(json!({"app": app, "trace": trace.display().to_string(),
@@ -102,7 +104,6 @@ fn configurations_that_stop_or_feed_themselves_are_refused() {
     .unwrap();
     let trace = dir.join("in.pcap");
     synthetic_trace("router", 10, &trace);
-    let e = write_click_ref(conf.to_str().unwrap(), &trace, &dir, "x", Sinks::Discard)
-        .unwrap_err();
+    let e = write_click_ref(conf.to_str().unwrap(), &trace, &dir, "x", Sinks::Discard).unwrap_err();
     assert!(e.contains("DriverManager") && !e.contains('\n'), "{e}");
 }

@@ -326,9 +326,15 @@ fn nat_cold_caches_with_warmup_do_what_one_thread_does() {
     {
         let o1 = tmp(&format!("nat-warmup-{k}-1"));
         let r1 = go("nat", &trace, &o1, 1, json!({"reply_every": replies}));
-        assert!(stat(&r1, "out_arpq", "queries") > 0, "the caches start cold");
+        assert!(
+            stat(&r1, "out_arpq", "queries") > 0,
+            "the caches start cold"
+        );
         if replies.is_null() {
-            assert!(stat(&r1, "in_arpq", "queries") > 10, "the far ends' replies");
+            assert!(
+                stat(&r1, "in_arpq", "queries") > 10,
+                "the far ends' replies"
+            );
         }
         let mut extra = model;
         extra["reply_every"] = replies;
@@ -340,15 +346,29 @@ fn nat_cold_caches_with_warmup_do_what_one_thread_does() {
             assert_eq!(r["packets"][key], r1["packets"][key], "{key} with {extra}");
         }
         for q in ["in_arpq", "out_arpq"] {
-            assert_eq!(stat(&r, q, "queries"), stat(&r1, q, "queries"), "{q} with {extra}");
+            assert_eq!(
+                stat(&r, q, "queries"),
+                stat(&r1, q, "queries"),
+                "{q} with {extra}"
+            );
         }
         for q in ["to_in", "to_out"] {
             assert_eq!(stat(&r, q, "drops"), 0, "{q} with {extra}");
         }
-        same_flows(&per_flow(&o1), &per_flow(&o), &format!("outputs with {extra}"));
+        same_flows(
+            &per_flow(&o1),
+            &per_flow(&o),
+            &format!("outputs with {extra}"),
+        );
     }
     let o = tmp("nat-warmup-part");
-    let r = go("nat", &trace, &o, 2, json!({"model": "pipeline", "warmup": 100}));
+    let r = go(
+        "nat",
+        &trace,
+        &o,
+        2,
+        json!({"model": "pipeline", "warmup": 100}),
+    );
     assert_eq!(r["settings"]["warmup"], 100);
     assert_eq!(r["packets"]["from_source"], 1500);
 }
