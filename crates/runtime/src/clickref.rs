@@ -101,16 +101,56 @@ pub fn write_click_ref(
         .transpose()
         .map_err(|e| format!("{}: {e}", trace.display()))?
         .map_or(0, |p| p.timestamp_ns);
+    // Each input is written beside its name and renamed once complete: nothing half-written.
+    let tmp_of = |p: &Path| p.with_extension("pcap.tmp");
     let mut writers = Vec::new();
     let mut inputs = Vec::new();
     for dev in &devs {
         let p = dir.join(format!("{name}-{dev}.pcap"));
         writers.push(
-            PcapWriter::create(&p, LINKTYPE_ETHERNET)
+            PcapWriter::create(tmp_of(&p), LINKTYPE_ETHERNET)
                 .map_err(|e| format!("{}: {e}", p.display()))?,
         );
         inputs.push((dev.clone(), p));
     }
+    let written = write_inputs(&a, trace, &cold, &devs, &inputs, writers, first_ts);
+    let _ = std::fs::remove_dir_all(&cold);
+    let (total, replies) = match written {
+        Ok(n) => n,
+        Err(e) => {
+            for (_, p) in &inputs {
+                let _ = std::fs::remove_file(tmp_of(p));
+            }
+            return Err(e);
+        }
+    };
+    for (_, p) in &inputs {
+        std::fs::rename(tmp_of(p), p).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let config = dir.join(format!("{name}-click.click"));
+    let text = click_config(&a, &inputs, &dir, name, sinks);
+    let tmp = config.with_extension("click.tmp");
+    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, &config).map_err(|e| format!("{}: {e}", config.display()))?;
+    Ok(ClickRef {
+        config,
+        inputs,
+        packets: total + replies,
+        arp_replies: replies,
+    })
+}
+
+/// The device inputs: each device's ARP replies to the queries of the run in `cold`, then the
+/// trace packets `pktflow run` gives it. Returns (trace packets, replies).
+fn write_inputs(
+    a: &App,
+    trace: &Path,
+    cold: &Path,
+    devs: &[String],
+    inputs: &[(String, PathBuf)],
+    mut writers: Vec<PcapWriter<std::io::BufWriter<std::fs::File>>>,
+    first_ts: u64,
+) -> Result<(u64, u64), String> {
     let mut total = 0u64;
     let mut replies = 0u64;
     let mut seen = BTreeSet::new();
@@ -135,7 +175,7 @@ pub fn write_click_ref(
         path: trace.display().to_string(),
         input_port: InputPort::Auto,
     };
-    for tp in packets(&a, &src)? {
+    for tp in packets(a, &src)? {
         let tp: TracePacket = tp?;
         let k = tp.iface as usize % devs.len();
         writers[k]
@@ -143,21 +183,10 @@ pub fn write_click_ref(
             .map_err(|e| format!("{}: {e}", inputs[k].1.display()))?;
         total += 1;
     }
-    for (w, (_, p)) in writers.into_iter().zip(&inputs) {
+    for (w, (_, p)) in writers.into_iter().zip(inputs) {
         w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    let _ = std::fs::remove_dir_all(&cold);
-    let config = dir.join(format!("{name}-click.click"));
-    let text = click_config(&a, &inputs, &dir, name, sinks);
-    let tmp = config.with_extension("click.tmp");
-    std::fs::write(&tmp, text).map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, &config).map_err(|e| format!("{}: {e}", config.display()))?;
-    Ok(ClickRef {
-        config,
-        inputs,
-        packets: total + replies,
-        arp_replies: replies,
-    })
+    Ok((total, replies))
 }
 
 /// The input devices in the order `pktflow run` numbers its input interfaces (the sources in

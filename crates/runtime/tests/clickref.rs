@@ -60,6 +60,13 @@ fn the_click_configuration_does_what_pktflow_run_does_on_the_trace() {
         let cr = write_click_ref(app, &trace, &dir.join("click"), "x", Sinks::Dump).unwrap();
         assert!(cr.arp_replies > 0, "{app}: the trace makes ARP queries");
         assert_eq!(cr.packets, 1500 + cr.arp_replies);
+        for f in std::fs::read_dir(dir.join("click")).unwrap() {
+            let f = f.unwrap().file_name().into_string().unwrap();
+            assert!(
+                !f.ends_with(".tmp") && !f.contains("arp-run"),
+                "{app}: {f} left behind"
+            );
+        }
         let text = std::fs::read_to_string(&cr.config).unwrap();
         assert!(
             !text.contains("FromDevice(") && !text.contains("ToDevice(") && !text.contains('@')
