@@ -463,28 +463,22 @@ pub fn run_staged(
                 let src = sources[tp.iface as usize % sources.len()];
                 let k = pick(&placement.of[src as usize], tp.data);
                 batches[k].push(&tp);
-                if count <= req.warmup {
-                    // Warm-up: this packet alone, and everything it causes finished on every
-                    // thread (the in-flight count back to zero), before the next is read.
+                // Warm-up: each packet handed over alone, and everything it causes finished on
+                // every thread (the in-flight count back to zero) before the next is read.
+                let warming = count <= req.warmup;
+                if warming || batches[k].len() >= batch {
                     let b = std::mem::take(&mut batches[k]);
                     push(k, b, &mut io_links, &mut full_waits)?;
                     let l = io_links[k].as_mut().expect("ring to a source thread");
                     batches[k] = l.fresh(new_batch);
-                    let mut w = 0;
-                    while flags.work.count() > 0 {
-                        if flags.abort.load(Ordering::SeqCst) {
-                            return Err("a worker failed".into());
-                        }
-                        w += 1;
-                        ring::backoff(w);
-                    }
-                    continue;
                 }
-                if batches[k].len() >= batch {
-                    let b = std::mem::take(&mut batches[k]);
-                    push(k, b, &mut io_links, &mut full_waits)?;
-                    let l = io_links[k].as_mut().expect("ring to a source thread");
-                    batches[k] = l.fresh(new_batch);
+                let mut w = 0;
+                while warming && flags.work.count() > 0 {
+                    if flags.abort.load(Ordering::SeqCst) {
+                        return Err("a worker failed".into());
+                    }
+                    w += 1;
+                    ring::backoff(w);
                 }
             }
             for (k, b) in batches.iter_mut().enumerate() {
