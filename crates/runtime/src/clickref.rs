@@ -153,23 +153,11 @@ fn write_inputs(
 ) -> Result<(u64, u64), String> {
     let mut total = 0u64;
     let mut replies = 0u64;
-    let mut seen = BTreeSet::new();
-    for (iface, dev) in devs.iter().enumerate() {
-        let f = cold.join(crate::driver::device_file_name(dev));
-        if !f.exists() {
-            continue;
-        }
-        for tp in PcapReader::open(&f).map_err(|e| format!("{}: {e}", f.display()))? {
-            let tp = tp.map_err(|e| format!("{}: {e}", f.display()))?;
-            if let Some(r) = arp_reply_for(&tp.data, first_ts, iface as u16) {
-                if seen.insert((iface, r.data[28..32].to_vec())) {
-                    writers[iface]
-                        .write(&r)
-                        .map_err(|e| format!("{}: {e}", inputs[iface].1.display()))?;
-                    replies += 1;
-                }
-            }
-        }
+    for (iface, r) in arp_answers(a, cold, first_ts)? {
+        writers[iface]
+            .write(&r)
+            .map_err(|e| format!("{}: {e}", inputs[iface].1.display()))?;
+        replies += 1;
     }
     let src = Source::Pcap {
         path: trace.display().to_string(),
@@ -187,6 +175,36 @@ fn write_inputs(
         w.finish().map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok((total, replies))
+}
+
+/// The neighbours' answers to the ARP queries a run of `a` sent through its devices (the device
+/// pcaps that run wrote into `run_dir`): one per (input interface, address asked), stamped
+/// `timestamp_ns`, each with the input interface it enters at (interface k is the k-th
+/// FromDevice/PollDevice). Put before a trace, they warm the ARP queriers' caches, as a
+/// gateway's cache is warm when the measured traffic starts (an ARPQuerier learns from
+/// unsolicited replies, as Click's does).
+pub fn arp_answers(
+    a: &App,
+    run_dir: &Path,
+    timestamp_ns: u64,
+) -> Result<Vec<(usize, TracePacket)>, String> {
+    let mut seen = BTreeSet::new();
+    let mut out = Vec::new();
+    for (iface, dev) in input_devices(a).iter().enumerate() {
+        let f = run_dir.join(crate::driver::device_file_name(dev));
+        if !f.exists() {
+            continue;
+        }
+        for tp in PcapReader::open(&f).map_err(|e| format!("{}: {e}", f.display()))? {
+            let tp = tp.map_err(|e| format!("{}: {e}", f.display()))?;
+            if let Some(r) = arp_reply_for(&tp.data, timestamp_ns, iface as u16) {
+                if seen.insert((iface, r.data[28..32].to_vec())) {
+                    out.push((iface, r));
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The input devices in the order `pktflow run` numbers its input interfaces (the sources in

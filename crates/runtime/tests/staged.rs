@@ -187,10 +187,8 @@ fn router_pipeline_one_hot_flow_in_order() {
 }
 
 /// The neighbours' answers to every ARP query that a cold run of `app` on `trace` (one thread,
-/// far-end replies as `extra` says) sent, one per (interface, address), stamped with the
-/// trace's first timestamp: put before the trace, they warm the ARP queriers' caches as a
-/// gateway's cache is warm when the measured traffic starts (ARPQuerier learns from unsolicited
-/// replies, as Click's does).
+/// far-end replies as `extra` says) sent, stamped with the trace's first timestamp
+/// (`clickref::arp_answers`): put before the trace, they warm the ARP queriers' caches.
 /// `tag` names the test's folder for that run.
 fn arp_warm_up(tag: &str, app: &str, trace: &Path, extra: Value) -> Vec<TracePacket> {
     let cold = tmp(&format!("{tag}-cold"));
@@ -199,33 +197,12 @@ fn arp_warm_up(tag: &str, app: &str, trace: &Path, extra: Value) -> Vec<TracePac
         .unwrap()
         .next()
         .map_or(0, |p| p.unwrap().timestamp_ns);
-    // A device's answers enter at the source of that device: interface k is the k-th FromDevice.
     let a = load_app(app).unwrap();
-    let devs: Vec<String> = a
-        .graph
-        .elements
-        .iter()
-        .filter(|e| e.class == "FromDevice")
-        .map(|e| e.config.trim().to_string())
-        .collect();
-    let mut seen = std::collections::BTreeSet::new();
-    let mut warm = Vec::new();
-    for (iface, dev) in devs.iter().enumerate() {
-        let f = cold.join(format!("{dev}.pcap"));
-        if !f.exists() {
-            continue;
-        }
-        for tp in PcapReader::open(&f).unwrap() {
-            let tp = tp.unwrap();
-            let r = pktflow_profile::neighbors::arp_reply_for(&tp.data, first_ts, iface as u16);
-            if let Some(r) = r {
-                if seen.insert((iface, r.data[28..32].to_vec())) {
-                    warm.push(r);
-                }
-            }
-        }
-    }
-    warm
+    pktflow_runtime::clickref::arp_answers(&a, &cold, first_ts)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect()
 }
 
 fn stat(r: &Value, element: &str, key: &str) -> u64 {
