@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import pktflow.cli
 from cli_run import run_main as _main
+from cli_run import spawned
 
 MAX_PACKETS = 1_000_000_000
 
@@ -195,16 +196,11 @@ def test_help_has_no_paper_file_names_and_every_option_explained():
 
 def _interrupt(argv: list[str], after: float = 2.0) -> subprocess.CompletedProcess:
     env = {**os.environ, "PKTFLOW_PROGRESS_SECONDS": "0.2"}
-    p = subprocess.Popen(
-        [sys.executable, "-m", "pktflow", *argv],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    time.sleep(after)
-    p.send_signal(signal.SIGINT)
-    out, errs = p.communicate(timeout=60)
+    cmd = [sys.executable, "-m", "pktflow", *argv]
+    with spawned(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as p:
+        time.sleep(after)
+        p.send_signal(signal.SIGINT)
+        out, errs = p.communicate(timeout=60)
     return subprocess.CompletedProcess(argv, p.returncode, out, errs)
 
 

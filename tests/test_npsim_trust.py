@@ -14,6 +14,7 @@ import sys
 import time
 
 import pytest
+from cli_run import spawned
 from conftest import run_json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -161,17 +162,14 @@ def test_explore_help_defines_the_idealization_letters():
     ],
 )
 def test_ctrl_c_stops_promptly_with_one_line(argv):
-    p = subprocess.Popen(
-        [sys.executable, "-m", "pktflow", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    time.sleep(1.5)
-    p.send_signal(signal.SIGINT)
-    try:
-        out, err = p.communicate(timeout=15)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        pytest.fail(f"{argv[0]} kept running after Ctrl-C")
+    cmd = [sys.executable, "-m", "pktflow", *argv]
+    with spawned(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        time.sleep(1.5)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{argv[0]} kept running after Ctrl-C")
     assert p.returncode == 130, err
     assert "Traceback" not in err
     assert err.strip().splitlines()[-1] == "interrupted", err

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_run import spawned
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pktflow import PktflowError
@@ -261,19 +262,14 @@ def test_killed_sweep_resumes_with_exactly_the_missing_points(tmp_path):
     exp.write_text(SLOW)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "pktflow", "sweep", str(exp), "--out", str(out), "--workers", "1"]
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     log = out / "computed.log"
     t0 = time.monotonic()
-    try:
+    with spawned(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
         while time.monotonic() - t0 < 240:
             if log.exists() and len(log.read_text().splitlines()) >= 3:
                 break
-            if p.poll() is not None:
-                break
             time.sleep(0.02)
-    finally:
-        os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
+        # leaving the block kills the whole process group with SIGKILL
     done_at_kill = {f.stem for f in (out / "points").glob("*.json")}
     all_keys = {pt.key for pt in ex.load(exp).points()}
     assert 3 <= len(done_at_kill) < len(all_keys), f"killed after {len(done_at_kill)} of {len(all_keys)} points"
@@ -293,13 +289,13 @@ def test_ctrl_c_keeps_the_finished_points(tmp_path):
     exp.write_text(SLOW)
     out = tmp_path / "run"
     cmd = [sys.executable, "-m", "pktflow", "sweep", str(exp), "--out", str(out), "--workers", "1"]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     log = out / "computed.log"
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 240 and not (log.exists() and log.read_text().strip()) and p.poll() is None:
-        time.sleep(0.02)
-    os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
-    _, err = p.communicate(timeout=60)
+    with spawned(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        while time.monotonic() - t0 < 240 and not (log.exists() and log.read_text().strip()) and p.poll() is None:
+            time.sleep(0.02)
+        os.killpg(p.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole process group
+        _, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert err.strip().splitlines()[-1] == "interrupted"
     m = json.loads((out / "sweep.json").read_text())

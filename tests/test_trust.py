@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import pktflow
+from cli_run import spawned
 from pktflow.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -120,15 +121,11 @@ def test_ctrl_c_during_start_up_is_clean(delay):
     import signal
     import time
 
-    p = subprocess.Popen(
-        [sys.executable, "-m", "pktflow", "explore", "router", "--packets", "500"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    time.sleep(delay)
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=60)
+    cmd = [sys.executable, "-m", "pktflow", "explore", "router", "--packets", "500"]
+    with spawned(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        time.sleep(delay)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
     assert "Traceback" not in err, err
     # Python itself may still be starting (before any of our code runs): then the default
     # handler ends it with -SIGINT and no output. Otherwise: one line and exit 130.
@@ -308,3 +305,44 @@ def test_output_files_get_the_permissions_of_a_plain_open(tmp_path):
     finally:
         os.umask(umask)
     assert (tmp_path / "table.csv").stat().st_mode & 0o777 == 0o644
+
+
+_IGNORED_SIGINT_RUNNER = """
+import signal, subprocess, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # as under `nohup ./scripts/test &`
+sys.path.insert(0, sys.argv[1])
+from cli_run import spawned
+cmd = [sys.executable, "-m", "pktflow", "profile", "router", "--synthetic", "1e9", "--json"]
+if sys.argv[2] == "plain":
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    try:
+        p.wait(timeout=4)
+        print("stopped", p.returncode)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        print("ignored")
+else:
+    with spawned(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as p:
+        time.sleep(3)
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    print("stopped", p.returncode)
+"""
+
+
+def test_signal_tests_hold_when_the_runner_ignores_sigint():
+    """Started in the background, the test runner has SIGINT ignored and its children inherit
+    that: a plain child ignores the test's Ctrl-C (the control below shows this machine does
+    that), while the tests' ``spawned`` gives the child Python's default, so it stops with 130."""
+    tests = str(Path(__file__).resolve().parent)
+    plain = subprocess.run(
+        [sys.executable, "-c", _IGNORED_SIGINT_RUNNER, tests, "plain"], capture_output=True, text=True, timeout=60
+    )
+    assert plain.stdout.strip() == "ignored", plain.stdout + plain.stderr
+    fixed = subprocess.run(
+        [sys.executable, "-c", _IGNORED_SIGINT_RUNNER, tests, "spawned"], capture_output=True, text=True, timeout=120
+    )
+    assert fixed.stdout.strip() == "stopped 130", fixed.stdout + fixed.stderr
