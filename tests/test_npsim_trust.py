@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import struct
 import sys
 import time
 
@@ -462,3 +463,28 @@ def test_maxrate_on_a_short_trace_file_measures(tmp_path):
     r = run_json("maxrate", "router", "--trace", str(trace))
     assert r["settings"]["sim"]["warmup_packets"] == 600
     assert r["packets_per_second"] > 0
+
+
+# ------------------------------------------------------------------------------------------------
+# numbers that contradict themselves (issue: trust, round two)
+
+
+def test_sub_cycle_inter_arrival_is_one_line_not_a_traceback(capsys):
+    code, _, err = run_main(capsys, "simulate", "router", "--inter-arrival", "1e-300", *TINY)
+    assert "below the 1e-3 cycles" in one_error_line(code, err)
+
+
+def test_empty_trace_is_refused_not_reported_as_zero_rate(capsys, tmp_path):
+    f = tmp_path / "global_hdr_only.pcap"
+    f.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+    code, out, err = run_main(capsys, "simulate", "router", "--trace", str(f), "--inter-arrival", "400")
+    assert "holds no packets" in one_error_line(code, err) and "busy" not in out
+
+
+def test_a_window_no_packet_leaves_is_flagged_not_shown_as_a_rate(capsys):
+    """Overload: every departure falls after the measurement window, so its rate is 0 although
+    packets were delivered; the report must say so next to the 0."""
+    code, out, _ = run_main(capsys, "simulate", "router", "--inter-arrival", "1", "--packets", "2000")
+    assert code == 0
+    assert "delivered 0 packets/s" in out
+    assert "no packet left during the measurement window" in out and "delivered after it" in out

@@ -98,6 +98,15 @@ def _print_report(r: dict) -> None:
         f"{w['in_flight_at_start']} -> {w['in_flight_at_end']}, NP drops {w['sim_drops']}; "
         f"latency mean {r['latency']['mean_cycles']:.0f} p99 {r['latency']['p99_cycles']} cycles"
     )
+    if w["departures"] == 0 and r.get("delivered", 0) > 0:
+        # The rate above is measured in the window; when no packet leaves inside it (the window
+        # is shorter than a packet's latency), say so instead of letting "0 packets/s" stand.
+        console.print(
+            f"[yellow]note:[/yellow] no packet left during the measurement window ({w['arrivals']} arrivals), "
+            f"which is shorter than a packet's latency (mean {r['latency']['mean_cycles']:.0f} cycles); "
+            f"{r['delivered']:,} packets were delivered after it. The rate above is not a sustained rate: "
+            "use more --packets or a longer --inter-arrival (or `pktflow maxrate`)."
+        )
     t = Table(title="PEs (share of time)")
     for c in ("PE", "busy", "memory wait", "lock wait", "idle"):
         t.add_column(c, justify="right")

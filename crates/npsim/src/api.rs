@@ -281,6 +281,13 @@ pub fn simulate_json_with(
         (Some(_), _) => 0,
     };
     let rep = p.simulate_mapping_with(&p.mapping, &r.sim, &mut |k| progress(k, expected))?;
+    if rep.injected == 0 {
+        // An empty trace used to report 0 packets/s and blame an idle bus: nothing was measured.
+        return Err(match &r.spec.trace {
+            Some(t) => format!("{t}: the trace holds no packets: nothing to simulate"),
+            None => "no packets to simulate".into(),
+        });
+    }
     let mut v = serde_json::to_value(&rep).map_err(|e| e.to_string())?;
     v["diagnosis"] = serde_json::to_value(p.diagnose(&rep)).map_err(|e| e.to_string())?;
     v["spec"] = serde_json::to_value(&r.spec).map_err(|e| e.to_string())?;
@@ -391,6 +398,11 @@ mod tests {
             (
                 r#"{"sim": {"inter_arrival_cycles": 1e300}}"#,
                 "sim.inter_arrival_cycles (--inter-arrival) = 1e300 is larger",
+            ),
+            (
+                // every packet would arrive in cycle 0: no rate (a traceback in the CLI before)
+                r#"{"sim": {"inter_arrival_cycles": 1e-300}}"#,
+                "sim.inter_arrival_cycles (--inter-arrival) = 1e-300 is below the 1e-3 cycles",
             ),
             (r#"{"sim": {"time_scale": 0}}"#, "sim.time_scale"),
             (

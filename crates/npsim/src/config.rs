@@ -290,6 +290,9 @@ pub fn check_positive(what: &str, v: f64, max: f64) -> Result<(), String> {
 pub const MAX_TASK_QUEUE: u32 = 1 << 20;
 /// Largest inter-arrival time, cycles (1,000 s at 1 GHz).
 pub const MAX_INTER_ARRIVAL_CYCLES: f64 = 1e12;
+/// Smallest inter-arrival time, cycles: the maximum-rate search's floor (arrivals land on whole
+/// cycles, so below this every packet of a run arrives in the same cycle and no rate is defined).
+pub const MIN_INTER_ARRIVAL_CYCLES: f64 = 1e-3;
 
 /// One simulation run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -428,6 +431,12 @@ impl SimConfig {
             self.inter_arrival_cycles,
             MAX_INTER_ARRIVAL_CYCLES,
         )?;
+        if self.inter_arrival_cycles < MIN_INTER_ARRIVAL_CYCLES {
+            return Err(format!(
+                "inter_arrival_cycles (--inter-arrival) = {:e} is below the {MIN_INTER_ARRIVAL_CYCLES:e} cycles supported (arrivals land on whole cycles)",
+                self.inter_arrival_cycles
+            ));
+        }
         check_positive("time_scale (--time-scale)", self.time_scale, 1e6)?;
         self.slow_path.validate()?; // [slowpath hook]
         if self.task_queue_capacity == 0 {
