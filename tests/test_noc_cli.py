@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import pktflow
 from pktflow import noc
 from pktflow.cli import main
 from cli_run import run, one_error_line
@@ -278,9 +279,10 @@ def test_interrupted_sweep_prints_finished_points_and_exits_130(monkeypatch, cap
     real = noc.sweep
 
     def stopped(**kw):
+        # what the API does on Ctrl-C: raise pktflow.Interrupted holding the finished points
         res = real(**{**kw, "rates": kw["rates"][:1]})
         res["interrupted"] = True
-        return res
+        raise pktflow.Interrupted(res)
 
     monkeypatch.setattr(noc, "sweep", stopped)
     code, out, err = run(["noc", "--mesh", "2x2", "--rates", "0.1,0.2", *TINY], capsys)

@@ -13,8 +13,10 @@ from typing import Any, Callable, Iterator, Optional
 
 from pktflow import _core
 from pktflow._core import PktflowError
+from pktflow._request import Interrupted
 
 __all__ = [
+    "Interrupted",
     "PktflowError",
     "__version__",
     "arch",

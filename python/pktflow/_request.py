@@ -10,6 +10,25 @@ from typing import Any, Optional
 from pktflow._core import PktflowError
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C stopped a long call of the API (a sweep, an exploration, a search). It is a
+    KeyboardInterrupt, so a script stops as it would anywhere else; ``result`` holds what the call
+    had finished (the same dict a complete call returns, with ``"interrupted": True``), for a
+    caller that wants to keep it."""
+
+    def __init__(self, result: dict[str, Any]):
+        super().__init__("interrupted")
+        self.result = result
+
+
+def finished(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` when the call ran to its end; :class:`Interrupted` carrying it when Ctrl-C cut it
+    short (the Rust core stops promptly and returns what it finished, marked interrupted)."""
+    if doc.get("interrupted"):
+        raise Interrupted(doc)
+    return doc
+
+
 def choice(value: Any, enum_cls: type[enum.Enum], option: str) -> Optional[str]:
     """The choice as its string; None stays None; anything else names the option and the
     allowed values."""

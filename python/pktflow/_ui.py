@@ -79,6 +79,18 @@ class Interrupted(Exception):
     """Raised by a command after it has printed what it finished before Ctrl-C (exit 130)."""
 
 
+def keep_partial(fn, *args, **kw):
+    """``fn(*args, **kw)`` for a command: when Ctrl-C stopped the API call
+    (``pktflow.Interrupted``), the part it finished instead of the exception, so the command
+    prints it and then exits 130 (a script calling the API gets the exception)."""
+    from pktflow._request import Interrupted as Stopped
+
+    try:
+        return fn(*args, **kw)
+    except Stopped as e:
+        return e.result
+
+
 # ---------------------------------------------------------------------------------------------
 # progress
 

@@ -80,7 +80,8 @@ def compare_cmd(
         def progress(done: int, total: int, label: str) -> None:
             prog.update(done, total, label)
 
-        r = compare.run(
+        r = _ui.keep_partial(
+            compare.run,
             app_name,
             arch=arch,
             arch_set=arch_set,

@@ -88,7 +88,7 @@ def _optname(msg: str) -> str:
 
 def _call(fn, *args, **kw):
     try:
-        return fn(*args, **kw)
+        return _ui.keep_partial(fn, *args, **kw)
     except PktflowError as e:
         raise PktflowError(_optname(str(e))) from None
 

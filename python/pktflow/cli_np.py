@@ -758,7 +758,8 @@ def register(app: typer.Typer) -> None:
             def progress(done: int, total: int, label: str) -> None:
                 prog.update(done, total, label)
 
-            doc = api.explore(
+            doc = _ui.keep_partial(
+                api.explore,
                 application,
                 arch=arch,
                 arch_set=arch_set,

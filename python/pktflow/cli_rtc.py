@@ -155,7 +155,8 @@ def rtc_cmd(
         def progress(done: int, total: int) -> None:
             prog.update(done, total, "tested rates")
 
-        r = rtc.run(
+        r = _ui.keep_partial(
+            rtc.run,
             app_name,
             arch=arch,
             arch_set=arch_set,

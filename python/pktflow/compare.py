@@ -19,7 +19,7 @@ import math
 from typing import Any, Callable, Optional, Sequence
 
 from pktflow import PktflowError, _core
-from pktflow._request import choice
+from pktflow._request import choice, finished
 from pktflow.rtc import Cm, Scheduler
 
 __all__ = ["Model", "run", "plot"]
@@ -100,7 +100,7 @@ def run(
         req["window_seconds"] = _float(window_seconds, "--window-seconds")
     if precision is not None:
         req["precision"] = _float(precision, "--precision")
-    return json.loads(_core.compare_run(json.dumps(req), progress))
+    return finished(json.loads(_core.compare_run(json.dumps(req), progress)))
 
 
 def plot(result: dict[str, Any], path: str) -> None:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Optional, Sequence, Union
 
 from pktflow import _core
+from pktflow._request import finished
 
 __all__ = [
     "Program",
@@ -259,7 +260,7 @@ def sweep(
         stopping_thres=stopping_thres,
         acc_stopping_thres=acc_stopping_thres,
     )
-    return json.loads(_core.noc_sweep(req, progress))
+    return finished(json.loads(_core.noc_sweep(req, progress)))
 
 
 def sweep_frame(result: dict[str, Any]):
@@ -316,7 +317,7 @@ def run_stream(
         buffer=buffer,
         arch=arch,
     )
-    return json.loads(_core.stream_run(req, progress))
+    return finished(json.loads(_core.stream_run(req, progress)))
 
 
 def stream_points_frame(result: dict[str, Any]):

@@ -15,7 +15,7 @@ import json
 from typing import Any, Callable, List, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
-from pktflow._request import choice, finite_or_name
+from pktflow._request import choice, finished, finite_or_name
 
 __all__ = [
     "Arrivals",
@@ -442,7 +442,7 @@ def explore(
     req = _request(
         app, arch, arch_set, None, None, packets, trace, seed, subset_size, mapper, destinations, s, search, None, e
     )
-    return json.loads(_core.explore(req, progress))
+    return finished(json.loads(_core.explore(req, progress)))
 
 
 def explore_rows(doc: dict) -> List[dict]:

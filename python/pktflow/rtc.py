@@ -22,7 +22,7 @@ import math
 from typing import Any, Callable, Optional, Sequence, Union
 
 from pktflow import PktflowError, _core
-from pktflow._request import choice
+from pktflow._request import choice, finished
 from pktflow.npsim import SlowPathPolicy
 
 __all__ = ["Scheduler", "Sync", "Mode", "Cm", "Signature", "Criterion", "run", "conflicts", "signature_study"]
@@ -225,7 +225,7 @@ def run(
         req["arch"] = str(arch)
     if arch_set:
         req["arch_set"] = [str(x) for x in arch_set]
-    return json.loads(_core.rtc_run(json.dumps(req), progress))
+    return finished(json.loads(_core.rtc_run(json.dumps(req), progress)))
 
 
 def conflicts(

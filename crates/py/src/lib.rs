@@ -12,19 +12,37 @@ mod rtc;
 mod runtime;
 mod tdpm;
 
-/// Call a Python progress callback, if given, from a worker thread. An exception it raises is
-/// printed, not propagated: progress reporting never stops a run.
+/// The first exception a progress callback raised during the current call (KeyboardInterrupt
+/// included): the run is cancelled and [`run_cancellable`] raises it once the worker has stopped.
+static CALLBACK_ERROR: std::sync::Mutex<Option<PyErr>> = std::sync::Mutex::new(None);
+
+/// Call a Python progress callback, if given, from a worker thread. An exception it raises stops
+/// the run: it is kept, the engines' cancellation flag is raised, and the call that started the
+/// run raises it when the worker has cleaned up (it used to be printed and ignored, so a script's
+/// Ctrl-C inside a callback was lost). Callbacks are not called again after one raised.
 pub(crate) fn notify<A>(cb: &Option<Py<PyAny>>, args: A)
 where
     A: for<'py> pyo3::call::PyCallArgs<'py>,
 {
     if let Some(cb) = cb {
         Python::attach(|py| {
+            let mut slot = CALLBACK_ERROR.lock().unwrap_or_else(|p| p.into_inner());
+            if slot.is_some() {
+                return;
+            }
             if let Err(e) = cb.call1(py, args) {
-                e.print(py);
+                *slot = Some(e);
+                pktflow_model::cancel::request();
             }
         });
     }
+}
+
+fn take_callback_error() -> Option<PyErr> {
+    CALLBACK_ERROR
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
 }
 
 pyo3::create_exception!(
@@ -43,8 +61,9 @@ pyo3::create_exception!(
 /// engine's loops check, and waits for the worker to stop.
 ///
 /// Returns the worker's value when it finished (an interrupted engine may return a partial result
-/// marked `"interrupted": true`); re-raises the KeyboardInterrupt when the worker gave up with an
-/// error after the interrupt. Progress callbacks in `work` may take the GIL (`Python::attach`):
+/// marked `"interrupted": true`, which the Python wrappers turn into `pktflow.Interrupted`);
+/// re-raises the KeyboardInterrupt when the worker gave up with an error after the interrupt, and
+/// raises the exception a progress callback raised (see [`notify`]). Progress callbacks in `work` may take the GIL (`Python::attach`):
 /// the waiting thread holds it only between slices.
 pub(crate) fn run_cancellable<T, E>(
     py: Python<'_>,
@@ -55,6 +74,7 @@ where
     E: Send,
 {
     pktflow_model::cancel::reset();
+    drop(take_callback_error());
     std::thread::scope(|s| {
         let (tx, rx) = mpsc::channel::<()>();
         let handle = s.spawn(move || {
@@ -98,6 +118,9 @@ where
             }
         };
         pktflow_model::cancel::reset();
+        if let Some(e) = take_callback_error() {
+            return Err(e);
+        }
         match (interrupt, out) {
             (Some(e), Err(_)) => Err(e),
             (_, out) => Ok(out),
