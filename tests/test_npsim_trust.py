@@ -545,3 +545,9 @@ def test_ctrl_c_in_an_api_call_raises_keyboard_interrupt_with_the_finished_part(
     assert "carried on" not in out
     assert "raised, kept" in out and "KeyboardInterrupt" in err or "Interrupted" in err, (out, err)
     assert p.returncode != 0
+
+
+def test_a_negative_count_is_not_answered_with_the_integer_types_range(capsys):
+    code, _, err = run_main(capsys, "rtc", "nat", "--cores", "-1")
+    line = one_error_line(code, err)
+    assert "--cores" in line and "negative" in line and "4294967295" not in line

@@ -95,7 +95,9 @@ def _int(x: Any, option: str, hi: int = 2**32 - 1) -> int:
     if isinstance(x, bool) or not isinstance(x, int):
         raise PktflowError(f"{option} must be an integer, got {x!r}")
     if x < 0 or x > hi:
-        raise PktflowError(f"{option} must be 0 to {hi}, got {x}")
+        # the option's own range is Rust's to check; here only what cannot be sent at all
+        # ("must be 0 to 4294967295" read as the option's range where 1 to 64 is allowed)
+        raise PktflowError(f"{option} must not be negative, got {x}" if x < 0 else f"{option} is too large, got {x}")
     return x
 
 

@@ -25,6 +25,9 @@ use pktflow_traffic::packet::PacketType;
 use pktflow_traffic::{packets_created, Packet};
 use std::path::PathBuf;
 
+/// Most input or output ports an element may need (connections number ports in 16 bits).
+pub const MAX_PORTS: usize = u16::MAX as usize;
+
 /// Most element visits one injected packet may cause before it is declared looping.
 pub const MAX_VISITS_PER_PACKET: usize = 10_000;
 
@@ -248,6 +251,20 @@ impl Router {
                     shared: shared.clone(),
                 };
                 match (info.make)(&d.config, &env) {
+                    Ok(e) if e.ports().inputs.0.max(e.ports().outputs.0) > MAX_PORTS => {
+                        // Tee(100000000) once asked for 10^8 ports (and as many "not connected"
+                        // errors, and gigabytes); connections number ports in 16 bits.
+                        let p = e.ports();
+                        push_err(
+                            &mut errs,
+                            &d.span,
+                            format!(
+                                "bad configuration for '{}': {} needs {} inputs and {} outputs; at most {MAX_PORTS} ports are supported",
+                                d.name, d.class, p.inputs.0, p.outputs.0
+                            ),
+                        );
+                        elems.push(None);
+                    }
                     Ok(e) => elems.push(Some(e)),
                     Err(m) => {
                         push_err(

@@ -147,6 +147,21 @@ fn validation_names_file_line_and_problem() {
         "{e:?}"
     );
 
+    // Tee(100000000) asked for 10^8 ports, a "not connected" error for each, and gigabytes
+    let e = errors(graph(
+        &[
+            ("t", "Tee", "100000000"),
+            ("in", "FromDevice", "eth0"),
+            ("d", "Discard", ""),
+        ],
+        &[(1, 0, 0, 0), (0, 0, 2, 0)],
+    ));
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert!(
+        e[0].contains("Tee needs 1 inputs and 100000000 outputs; at most 65535 ports"),
+        "{e:?}"
+    );
+
     // pull output of a Queue into a push-only Tee
     let e = errors(graph(
         &[
