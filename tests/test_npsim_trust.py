@@ -551,3 +551,11 @@ def test_a_negative_count_is_not_answered_with_the_integer_types_range(capsys):
     code, _, err = run_main(capsys, "rtc", "nat", "--cores", "-1")
     line = one_error_line(code, err)
     assert "--cores" in line and "negative" in line and "4294967295" not in line
+
+
+@pytest.mark.parametrize("argv", [["sweep", "/dev/zero", "--out", "OUT"], ["rerun", "/dev/zero"]])
+def test_an_endless_input_file_is_refused_without_reading_it_whole(argv, tmp_path):
+    """`sweep /dev/zero` and `rerun /dev/zero` read 5.5 GB (and then gave a traceback)."""
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    r = run_proc(*argv, timeout=60)
+    assert "larger than" in one_error_line(r.returncode, r.stderr)

@@ -14,6 +14,7 @@ import typer
 
 import pktflow
 from pktflow import PktflowError
+from pktflow._files import read_small_text
 from pktflow._ui import _sha256, console, emit_json, err, strip_volatile
 
 
@@ -51,7 +52,7 @@ def _chdir(path: str) -> Iterator[None]:
 
 def _load(result: Path) -> tuple[dict, list[str]]:
     try:
-        doc = json.loads(result.read_text())
+        doc = json.loads(read_small_text(result, 64 << 20, "a pktflow JSON result"))
     except FileNotFoundError:
         raise PktflowError(f"{result}: no such file") from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:

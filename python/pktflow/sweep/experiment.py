@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from pktflow._core import PktflowError
+from pktflow._files import read_small_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -401,15 +402,13 @@ def load(path: str | Path) -> Experiment:
     """Read and check an experiment file."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_small_text(p, 1 << 20, "an experiment file")
     except FileNotFoundError:
         raise PktflowError(f"{p}: no such experiment file") from None
     except IsADirectoryError:
         raise PktflowError(f"{p}: is a directory, expected an experiment file (.toml)") from None
     except (OSError, UnicodeDecodeError) as e:
         raise PktflowError(f"{p}: cannot read: {e}") from None
-    if len(text) > 1 << 20:
-        raise PktflowError(f"{p}: larger than 1 MiB, not an experiment file")
     if tomllib is None:  # pragma: no cover
         raise PktflowError(f"{p}: reading experiment files needs Python 3.11 or the tomli package (pip install tomli)")
     try:
