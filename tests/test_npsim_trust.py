@@ -559,3 +559,60 @@ def test_an_endless_input_file_is_refused_without_reading_it_whole(argv, tmp_pat
     argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
     r = run_proc(*argv, timeout=60)
     assert "larger than" in one_error_line(r.returncode, r.stderr)
+
+
+_ZERO_RATE_PPF = """name = "demo"
+[[ppf]]
+name = "classify"
+rate = 0.0
+instructions = 120
+code_size = 900
+[[channel]]
+from = "rx"
+to = "classify"
+rate = 0.0
+[[channel]]
+from = "classify"
+to = "tx"
+rate = 0.0
+"""
+
+_NESTED_VARY = """command = "maxrate"
+args = ["router"]
+[options]
+packets = 200
+[vary]
+pes = [[4, 8], [12]]
+[metrics]
+keep = { packets_per_second = "packets_per_second" }
+"""
+
+_ALL_FAIL = """command = "maxrate"
+args = ["router"]
+[options]
+packets = 200
+[vary]
+pes = [0, 5000]
+[metrics]
+keep = { packets_per_second = "packets_per_second" }
+"""
+
+
+def test_inputs_that_gave_tracebacks_get_one_line(tmp_path, capsys):
+    """Three of the round's tracebacks: a PPF graph whose every rate is 0, a [vary] of lists,
+    and the report of a sweep whose every point failed."""
+    g = tmp_path / "z.toml"
+    g.write_text(_ZERO_RATE_PPF)
+    code, _, err = run_main(capsys, "map", str(g), "--engines", "4")
+    assert "every PPF's rate is 0" in one_error_line(code, err)
+    e = tmp_path / "v.toml"
+    e.write_text(_NESTED_VARY)
+    code, _, err = run_main(capsys, "sweep", str(e), "--out", str(tmp_path / "v"))
+    assert "vary.pes: each value must be" in one_error_line(code, err)
+    f = tmp_path / "f.toml"
+    f.write_text(_ALL_FAIL)
+    code, _, err = run_main(capsys, "sweep", str(f), "--out", str(tmp_path / "f"))
+    assert code == 2 and "every point failed" in err
+    code, _, err = run_main(capsys, "report", str(tmp_path / "f"), "--html", str(tmp_path / "f.html"))
+    assert "no point of the sweep succeeded" in one_error_line(code, err)
+    assert not (tmp_path / "f.html").exists()

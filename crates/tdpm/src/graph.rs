@@ -176,6 +176,14 @@ impl PpfGraph {
                 }
             }
         }
+        if !ppfs.is_empty() && ppfs.iter().all(|p| p.rate == 0.0) {
+            // Nothing is ever processed: the cost model's rate is unbounded (the CLI used to
+            // fail on it with a traceback).
+            return Err(TdpmError::Graph(
+                "every PPF's rate is 0 (rate = visits per input packet): no packet is processed"
+                    .into(),
+            ));
+        }
         if !(packet_bytes.is_finite() && packet_bytes > 0.0) {
             return Err(TdpmError::Graph(format!(
                 "packet_bytes must be positive (got {packet_bytes})"
@@ -502,6 +510,18 @@ pub(crate) mod tests {
             rate,
             bytes: 64,
         }
+    }
+
+    #[test]
+    fn a_graph_whose_every_rate_is_zero_is_refused() {
+        let e = PpfGraph::new(
+            "t",
+            vec![ppf("a", 0.0, 10.0, 10)],
+            &[ch("rx", "a", 0.0), ch("a", "tx", 0.0)],
+            64.0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("every PPF's rate is 0"), "{e}");
     }
 
     #[test]

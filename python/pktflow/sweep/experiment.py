@@ -274,6 +274,13 @@ def parse(doc: dict, src: str = "experiment") -> Experiment:
         if not vals:
             raise PktflowError(_where(src, f"vary.{k}") + ": has no value")
         for v in vals:
+            if isinstance(v, (list, dict)):
+                # a value per point becomes a column of the results table: lists there broke the
+                # report with a traceback; a repeated option stays a fixed option in [options]
+                raise PktflowError(
+                    _where(src, f"vary.{k}")
+                    + f": each value must be a string, integer, finite number or boolean (lists belong in [options]), got {v!r}"
+                )
             _check_option(src, f"vary.{k}", k, v)
         if k in options:
             raise PktflowError(_where(src, f"vary.{k}") + ": is also a fixed option in [options]")

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from pktflow._core import PktflowError
 from pktflow.sweep.results import group_columns, load_run, metric_columns, summarize
 
 #: Most plots of one report (one per metric), most lines per plot, most result rows in the table.
@@ -98,12 +99,19 @@ def render(folder: str | Path) -> str:
     """The HTML page of a sweep folder (as a string)."""
     manifest, df = load_run(folder)
     exp = manifest["experiment"]
+    if df.empty or (manifest.get("failed") or 0) >= (manifest.get("points") or 0):
+        # every point failed (or none ran): the summary has no metric columns to plot
+        errors = manifest.get("errors") or []
+        first = f" (the first: {str(errors[0]).removeprefix('error: ')})" if errors else ""
+        raise PktflowError(
+            f"{folder}: no point of the sweep succeeded ({manifest.get('failed', 0)} failed{first}): nothing to report"
+        )
     summary = summarize(exp, df)
     x, ys, series = _choose(exp, df)
     title = exp.get("title") or " ".join(exp.get("command", [])) or "sweep"
     figs = []
     for y in ys:
-        if x is None or x not in summary.columns:
+        if x is None or x not in summary.columns or f"{y}_mean" not in summary.columns:
             continue
         png = _figure(summary, x, y, series, exp)
         figs.append(
