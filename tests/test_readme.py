@@ -46,6 +46,8 @@ def _check(cmd: str, r: subprocess.CompletedProcess) -> None:
     assert r.returncode == 0, f"`{cmd}` exited {r.returncode}:\n{r.stderr[-3000:]}"
     assert "Traceback" not in r.stderr, r.stderr[-3000:]
     assert "…" not in r.stdout, f"`{cmd}` cut its output off a terminal:\n{r.stdout[:3000]}"
+    # a showcase must show what it names (it once showed tentacle routing falling back to DOR)
+    assert "FELL BACK" not in r.stdout, f"`{cmd}` falls back from what it shows:\n{r.stdout[:3000]}"
 
 
 QUICK = [c for c in readme_commands() if c != SELF and "pip install" not in c]
