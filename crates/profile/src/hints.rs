@@ -49,7 +49,24 @@ const LOOKUP_CLASSES: &[&str] = &[
 ];
 
 impl TrafficHints {
+    /// The hints of `g`. AddressInfo names (`ARPQuerier(lan)`, `lan:net 0` in a route) are
+    /// resolved as the elements resolve them; a configuration that named its interfaces only
+    /// through AddressInfo used to look as if it stated no interface address at all.
     pub fn from_graph(g: &AppGraph, base_dir: &Path) -> Result<TrafficHints, String> {
+        let table: Vec<pktflow_elements::conf::AddrEntry> = g
+            .elements
+            .iter()
+            .filter(|e| e.class == "AddressInfo")
+            // a bad AddressInfo is the functional run's error to report, with its line
+            .filter_map(|e| {
+                pktflow_elements::elements::click::address_info::parse_entries(&e.config).ok()
+            })
+            .flatten()
+            .collect();
+        pktflow_elements::conf::with_address_info(table, || Self::from_graph_named(g, base_dir))
+    }
+
+    fn from_graph_named(g: &AppGraph, base_dir: &Path) -> Result<TrafficHints, String> {
         let mut routes = Vec::new();
         let mut gateways = Vec::new();
         for e in g
@@ -98,9 +115,11 @@ impl TrafficHints {
                 .filter_map(|e| {
                     let args = split_args(&e.config);
                     let words: Vec<String> = args.iter().flat_map(|a| split_words(a)).collect();
-                    let ip = words
-                        .iter()
-                        .find_map(|w| parse_prefix(w).ok().map(|p| p.0))?;
+                    let ip = words.iter().find_map(|w| {
+                        parse_ip(w)
+                            .ok()
+                            .or_else(|| parse_prefix(w).ok().map(|p| p.0))
+                    })?;
                     let mac = words.iter().find_map(|w| parse_ether(w).ok())?;
                     Some((mac, ip))
                 })

@@ -325,3 +325,85 @@ fn classic_pcap_default_rule_for_one_interface_or_no_addresses() {
         .unwrap()
         .contains("destination MAC"));
 }
+
+/// A router of one's own that names its interfaces through AddressInfo (`ARPQuerier(lan)`)
+/// once looked as if it stated no interface address: `--input-port by-dst-mac` was refused,
+/// every packet of a classic pcap entered interface 0, and `gen-trace --app` wrote a
+/// one-interface trace. The same router with literal addresses is the reference.
+#[test]
+fn addressinfo_names_are_interface_addresses() {
+    let d = tmpdir("addrinfo");
+    // ARPQuerier takes `IP, ETH`, ARPResponder `IP ETH`; a name stands for both
+    let body = |lan: &str, wan: &str| {
+        let resp = |x: &str| x.replace(", ", " ");
+        format!(
+            "fd0 :: FromDevice(eth0); fd1 :: FromDevice(eth1);
+c0 :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
+c1 :: Classifier(12/0806 20/0001, 12/0806 20/0002, 12/0800, -);
+fd0 -> c0; fd1 -> c1;
+out0 :: Queue(200) -> ToDevice(eth0); out1 :: Queue(200) -> ToDevice(eth1);
+arpq0 :: ARPQuerier({lan}); arpq1 :: ARPQuerier({wan});
+c0[0] -> ARPResponder({rlan}) -> out0; c1[0] -> ARPResponder({rwan}) -> out1;
+c0[1] -> [1]arpq0; c1[1] -> [1]arpq1; arpq0 -> out0; arpq1 -> out1;
+rt :: StaticIPLookup(10.0.0.0/24 0, 192.168.1.0/24 1);
+c0[2] -> Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;
+c1[2] -> Strip(14) -> CheckIPHeader -> GetIPAddress(16) -> rt;
+rt[0] -> DecIPTTL -> [0]arpq0; rt[1] -> DecIPTTL -> [0]arpq1;
+c0[3] -> Discard; c1[3] -> Discard;
+",
+            rlan = resp(lan),
+            rwan = resp(wan)
+        )
+    };
+    let named = d.join("named.click");
+    std::fs::write(
+        &named,
+        "AddressInfo(lan 10.0.0.1/24 00:00:c0:ae:67:ef, wan 192.168.1.1/24 00:00:c0:4f:71:ef);\n"
+            .to_string()
+            + &body("lan", "wan"),
+    )
+    .unwrap();
+    let literal = d.join("literal.click");
+    std::fs::write(
+        &literal,
+        body(
+            "10.0.0.1, 00:00:c0:ae:67:ef",
+            "192.168.1.1, 00:00:c0:4f:71:ef",
+        ),
+    )
+    .unwrap();
+    let (tn, tl) = (d.join("named.pcap"), d.join("literal.pcap"));
+    write_synthetic(tn.to_str().unwrap(), 300, 5, named.to_str().unwrap(), false).unwrap();
+    write_synthetic(
+        tl.to_str().unwrap(),
+        300,
+        5,
+        literal.to_str().unwrap(),
+        false,
+    )
+    .unwrap();
+    assert_eq!(
+        std::fs::read(&tn).unwrap(),
+        std::fs::read(&tl).unwrap(),
+        "gen-trace --app: the same trace whether the addresses are named or literal"
+    );
+    let pn = prof(named.to_str().unwrap(), &pcap(&tn, InputPort::ByDstMac), &d).unwrap();
+    let pl = prof(
+        literal.to_str().unwrap(),
+        &pcap(&tl, InputPort::ByDstMac),
+        &d,
+    )
+    .unwrap();
+    assert_eq!(pn["input_port"]["unassigned"], 0);
+    assert_eq!(
+        pn["input_port"]["per_interface"],
+        pl["input_port"]["per_interface"]
+    );
+    let per: Vec<u64> = pn["input_port"]["per_interface"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap_or(0))
+        .collect();
+    assert!(per.len() == 2 && per.iter().all(|&n| n > 0), "{per:?}");
+}
