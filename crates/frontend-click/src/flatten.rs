@@ -508,7 +508,8 @@ impl<'a> Flattener<'a> {
             return None;
         }
         // Scripts keep the variables they set themselves (Click expands them at run time).
-        let script = matches!(&class, Resolved::Primitive(c) if *c == "Script" || *c == "DriverManager");
+        let script =
+            matches!(&class, Resolved::Primitive(c) if *c == "Script" || *c == "DriverManager");
         let cfg_text = match config {
             Some(c) => match substitute_in(&c.text, &scope.vars, &c.span, script) {
                 Ok(t) => t,

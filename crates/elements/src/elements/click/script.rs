@@ -178,10 +178,10 @@ pub trait Handlers {
 
 /// The element's own read handlers that take arguments.
 const OWN_READ: &[&str] = &[
-    "add", "sub", "min", "max", "mul", "div", "idiv", "mod", "rem", "neg", "abs", "eq", "ne",
-    "gt", "ge", "lt", "le", "not", "sprintf", "first", "random", "and", "or", "nand", "nor", "if",
-    "in", "readable", "writable", "length", "unquote", "htons", "htonl", "ntohs", "ntohl", "cat",
-    "catq", "get", "shift",
+    "add", "sub", "min", "max", "mul", "div", "idiv", "mod", "rem", "neg", "abs", "eq", "ne", "gt",
+    "ge", "lt", "le", "not", "sprintf", "first", "random", "and", "or", "nand", "nor", "if", "in",
+    "readable", "writable", "length", "unquote", "htons", "htonl", "ntohs", "ntohl", "cat", "catq",
+    "get", "shift",
 ];
 /// Click's own write handlers (only `set` is provided).
 const OWN_WRITE: &[&str] = &["set", "step", "goto", "run"];
@@ -776,7 +776,11 @@ impl Script {
                 }
                 .to_string()),
                 None => match cp::double(arg) {
-                    Some(d) => s(&cp::unparse_double(if name == "neg" { -d } else { d.abs() })),
+                    Some(d) => s(&cp::unparse_double(if name == "neg" {
+                        -d
+                    } else {
+                        d.abs()
+                    })),
                     None => return Err("expected one number".into()),
                 },
             },
@@ -992,7 +996,9 @@ impl Script {
             b"$" => std::process::id().to_string().into_bytes(),
             b"#" => b"0".to_vec(),
             b"write" => b"false".to_vec(),
-            n if n.first().is_some_and(|c| (b'1'..=b'9').contains(c)) && cp::int_i32(n).is_some() => {
+            n if n.first().is_some_and(|c| (b'1'..=b'9').contains(c))
+                && cp::int_i32(n).is_some() =>
+            {
                 Vec::new()
             }
             _ => return None,
@@ -1202,7 +1208,10 @@ fn arithmetic(what: &str, arg: &[u8]) -> Result<Vec<u8>, String> {
     }
     if what == "idiv" {
         // C's conversion on x86: NaN and values out of range become the least integer.
-        let v = if dacc.is_nan() || dacc >= 9.223_372_036_854_776e18 || dacc < -9.223_372_036_854_776e18 {
+        let v = if dacc.is_nan()
+            || dacc >= 9.223_372_036_854_776e18
+            || dacc < -9.223_372_036_854_776e18
+        {
             i64::MIN
         } else {
             dacc as i64

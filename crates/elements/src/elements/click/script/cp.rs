@@ -321,9 +321,12 @@ pub fn quote(s: &[u8]) -> Vec<u8> {
             b'\t' => out.extend_from_slice(b"\\t"),
             b'\r' => out.extend_from_slice(b"\\r"),
             b'\n' => out.extend_from_slice(b"\\n"),
-            c if !(32..127).contains(&c) => {
-                out.extend_from_slice(&[b'\\', b'0' + (c >> 6), b'0' + ((c >> 3) & 7), b'0' + (c & 7)])
-            }
+            c if !(32..127).contains(&c) => out.extend_from_slice(&[
+                b'\\',
+                b'0' + (c >> 6),
+                b'0' + ((c >> 3) & 7),
+                b'0' + (c & 7),
+            ]),
             c => out.push(c),
         }
     }
@@ -353,7 +356,9 @@ pub fn string(s: &[u8]) -> Option<Vec<u8>> {
 fn int_parts(s: &[u8], signed: bool) -> Option<(bool, u128)> {
     let mut i = 0;
     let neg = signed && s.first() == Some(&b'-');
-    if s.first().is_some_and(|&c| (signed && c == b'-') || c == b'+') {
+    if s.first()
+        .is_some_and(|&c| (signed && c == b'-') || c == b'+')
+    {
         i = 1;
     }
     let base: u32 = if i + 2 < s.len() && s[i] == b'0' && (s[i + 1] | 0x20) == b'x' {
@@ -417,7 +422,11 @@ pub fn double(s: &[u8]) -> Option<f64> {
     };
     let lower = body.to_ascii_lowercase();
     let v = if lower == "inf" || lower == "infinity" {
-        return Some(if neg { f64::NEG_INFINITY } else { f64::INFINITY });
+        return Some(if neg {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
     } else if lower == "nan" {
         return Some(if neg { -f64::NAN } else { f64::NAN });
     } else if let Some(h) = lower.strip_prefix("0x") {
@@ -426,7 +435,9 @@ pub fn double(s: &[u8]) -> Option<f64> {
         // Rust reads the same decimal forms as strtod (digits, point, exponent), but also
         // words strtod reads differently ("infinity" forms are handled above).
         if !body.starts_with(|c: char| c.is_ascii_digit() || c == '.')
-            || !body.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+            || !body
+                .bytes()
+                .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
         {
             return None;
         }
@@ -435,7 +446,12 @@ pub fn double(s: &[u8]) -> Option<f64> {
     if v.is_infinite() {
         return None;
     }
-    if v == 0.0 && body.bytes().take_while(|&c| c != b'e' && c != b'E').any(|c| (b'1'..=b'9').contains(&c)) {
+    if v == 0.0
+        && body
+            .bytes()
+            .take_while(|&c| c != b'e' && c != b'E')
+            .any(|c| (b'1'..=b'9').contains(&c))
+    {
         return None;
     }
     Some(if neg { -v } else { v })
@@ -530,10 +546,19 @@ mod tests {
     #[test]
     fn words_quotes_and_numbers() {
         assert_eq!(shift(b"  a \"b c\" d"), (&b"a"[..], &b"\"b c\" d"[..]));
-        assert_eq!(words(b"a /* x */ 'b c'  d"), vec![&b"a"[..], b"'b c'", b"d"]);
-        assert_eq!(unquote(b"\"\\n\" abc /* 123 */ '/* def */'"), b"\n abc /* def */");
+        assert_eq!(
+            words(b"a /* x */ 'b c'  d"),
+            vec![&b"a"[..], b"'b c'", b"d"]
+        );
+        assert_eq!(
+            unquote(b"\"\\n\" abc /* 123 */ '/* def */'"),
+            b"\n abc /* def */"
+        );
         assert_eq!(unquote(b"\\<41 42>"), b"AB");
-        assert_eq!(unquote(quote(b"a\"b$\\\n\x01").as_slice()), b"a\"b$\\\n\x01");
+        assert_eq!(
+            unquote(quote(b"a\"b$\\\n\x01").as_slice()),
+            b"a\"b$\\\n\x01"
+        );
         assert_eq!(int_i64(b"0x10"), Some(16));
         assert_eq!(int_i64(b"010"), Some(8));
         assert_eq!(int_i64(b"08"), None);
@@ -551,7 +576,10 @@ mod tests {
         assert_eq!(unparse_double(1e-5), "1e-05");
         assert_eq!(unparse_double(1234567890123.5), "1.23456789012e+12");
         assert_eq!(unparse_double(123456789012.5), "123456789012");
-        assert_eq!(unparse_timestamp(1700000000, 123456789), "1700000000.123456789");
+        assert_eq!(
+            unparse_timestamp(1700000000, 123456789),
+            "1700000000.123456789"
+        );
         assert_eq!(unparse_timestamp(1700000000, 5000), "1700000000.000005");
     }
 }

@@ -133,7 +133,9 @@ pub fn sprintf(args: &[u8], max: usize) -> Result<Vec<u8>, String> {
             if j < n && format[j].is_ascii_digit() {
                 let mut p = 0usize;
                 while j < n && format[j].is_ascii_digit() {
-                    p = p.saturating_mul(10).saturating_add((format[j] - b'0') as usize);
+                    p = p
+                        .saturating_mul(10)
+                        .saturating_add((format[j] - b'0') as usize);
                     j += 1;
                 }
                 precision = Some(p);

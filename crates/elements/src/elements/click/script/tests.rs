@@ -58,11 +58,20 @@ const DIFFERENT: &[(&str, &str)] = &[
     // Click refuses the configuration for its unbalanced parenthesis; so does pktflow's
     // configuration parser, which these unit tests do not use.
     ("print $(add 1 2", "unbalanced parenthesis"),
-    ("print a // comment", "the comment hides the closing parenthesis"),
+    (
+        "print a // comment",
+        "the comment hides the closing parenthesis",
+    ),
     // Click's `error` without a message ends the script silently (a script error all the
     // same); pktflow ends the run with "script error", as for any error.
-    ("goto error, print \"x\"", "an error without a message is still an error line"),
-    ("error, print \"x\"", "an error without a message is still an error line"),
+    (
+        "goto error, print \"x\"",
+        "an error without a message is still an error line",
+    ),
+    (
+        "error, print \"x\"",
+        "an error without a message is still an error line",
+    ),
     // An active script whose first instruction blocks never starts in Click (it waits for a
     // step that never comes); pktflow's waits end with the packets.
     ("pause 0", "waits end with the packets"),
@@ -86,14 +95,18 @@ fn matches_click_recorded_output() {
         // Records with "timeout": the script ended without stopping the router, which Click
         // then runs until it is killed; what it printed until then is recorded.
         let stdout = rec["stdout"].as_str().unwrap();
-        let click_failed = !rec["stderr"].as_str().unwrap().is_empty()
-            || rec["status"].as_i64().unwrap_or(0) != 0;
+        let click_failed =
+            !rec["stderr"].as_str().unwrap().is_empty() || rec["status"].as_i64().unwrap_or(0) != 0;
         let got = run_named(&format!("TYPE ACTIVE, {body}, stop"), &mut counter());
         checked += 1;
         if click_failed {
             match got {
-                Ok(o) => bad.push(format!("{body}: Click printed an error, pktflow printed {o:?}")),
-                Err(e) if e.contains('\n') => bad.push(format!("{body}: error of more than one line: {e}")),
+                Ok(o) => bad.push(format!(
+                    "{body}: Click printed an error, pktflow printed {o:?}"
+                )),
+                Err(e) if e.contains('\n') => {
+                    bad.push(format!("{body}: error of more than one line: {e}"))
+                }
                 Err(_) => errors += 1,
             }
             continue;
@@ -101,16 +114,30 @@ fn matches_click_recorded_output() {
         let want: Vec<&str> = if stdout.is_empty() {
             vec![]
         } else {
-            stdout.strip_suffix('\n').unwrap_or(stdout).split('\n').collect()
+            stdout
+                .strip_suffix('\n')
+                .unwrap_or(stdout)
+                .split('\n')
+                .collect()
         };
         match got {
             Ok(o) if o == want => {}
             Ok(o) => bad.push(format!("{body}: Click printed {want:?}, pktflow {o:?}")),
-            Err(e) => bad.push(format!("{body}: Click printed {want:?}, pktflow failed: {e}")),
+            Err(e) => bad.push(format!(
+                "{body}: Click printed {want:?}, pktflow failed: {e}"
+            )),
         }
     }
-    assert!(bad.is_empty(), "{} differences:\n{}", bad.len(), bad.join("\n"));
-    assert!(checked > 300 && errors > 80, "{checked} cases, {errors} errors");
+    assert!(
+        bad.is_empty(),
+        "{} differences:\n{}",
+        bad.len(),
+        bad.join("\n")
+    );
+    assert!(
+        checked > 300 && errors > 80,
+        "{checked} cases, {errors} errors"
+    );
 }
 
 #[test]
@@ -134,7 +161,10 @@ fn random_is_in_range_and_seeded() {
     assert!(o[0].parse::<u32>().unwrap() <= 0x7fff_ffff);
     assert!((3..=5).contains(&o[1].parse::<u32>().unwrap()));
     assert_eq!(o[2], "7");
-    assert_eq!(o, out("print $(random), print $(random 3 5), print $(random 7 7)"));
+    assert_eq!(
+        o,
+        out("print $(random), print $(random 3 5), print $(random 7 7)")
+    );
 }
 
 /// The run-time variables of issue 29 and 25: set at run time, used later.
@@ -154,7 +184,10 @@ fn variables_set_at_run_time() {
     assert!(s.run(&mut h, true).unwrap());
     let line = &s.output[0];
     let rate = line.strip_prefix("rate ").unwrap();
-    assert!(rate == "inf" || rate.parse::<f64>().unwrap() > 0.0, "{line}");
+    assert!(
+        rate == "inf" || rate.parse::<f64>().unwrap() > 0.0,
+        "{line}"
+    );
 }
 
 #[test]
@@ -197,7 +230,11 @@ fn labels_conditional_goto_and_loop_limit() {
         ["0", "1", "2", "3", "4"]
     );
     assert_eq!(
-        run_named("print \"a\", error \"bad $(sub 3 1)\", print b", &mut counter()).unwrap_err(),
+        run_named(
+            "print \"a\", error \"bad $(sub 3 1)\", print b",
+            &mut counter()
+        )
+        .unwrap_err(),
         "'error \"bad $(sub 3 1)\"': script error: \"bad 2\""
     );
     assert_eq!(
@@ -211,7 +248,10 @@ fn labels_conditional_goto_and_loop_limit() {
     let mut s = parse_script("Script", "label a, wait, goto a", false).unwrap();
     assert!(!s.run(&mut counter(), false).unwrap());
     assert_eq!(out("goto end, print \"x\""), Vec::<String>::new());
-    assert_eq!(out("goto exit $(eq 1 1), print \"x\""), Vec::<String>::new());
+    assert_eq!(
+        out("goto exit $(eq 1 1), print \"x\""),
+        Vec::<String>::new()
+    );
     let mut s = parse_script("Script", "goto stop, print \"x\"", false).unwrap();
     assert!(s.run(&mut counter(), true).unwrap());
     assert!(s.output.is_empty());
@@ -223,7 +263,10 @@ fn labels_conditional_goto_and_loop_limit() {
 fn printn_joins_lines_and_read_shows_the_name() {
     assert_eq!(out("printn \"a\", printn \"b\", print \"c\""), ["abc"]);
     assert_eq!(out("printn \"a\""), ["a"]);
-    assert_eq!(out("read s.add 1 2, read c.count"), ["s.add:", "3", "c.count:", "0"]);
+    assert_eq!(
+        out("read s.add 1 2, read c.count"),
+        ["s.add:", "3", "c.count:", "0"]
+    );
     assert_eq!(out("print \"a\\nb\""), ["a", "b"]);
 }
 
@@ -232,7 +275,10 @@ fn values_and_output_are_bounded() {
     // Doubling a variable 1000 times would need 2^1000 bytes.
     let e = run_named("set x ab, label l, set x $x$x, goto l", &mut counter()).unwrap_err();
     assert!(e.contains("limit"), "{e}");
-    let e = run_named("print $(sprintf \"%999999999999999999999d\" 1)", &mut counter());
+    let e = run_named(
+        "print $(sprintf \"%999999999999999999999d\" 1)",
+        &mut counter(),
+    );
     assert_eq!(e.unwrap(), [format!("{:>128}", 1)]);
     let e = run_named("print $(sprintf \"%999999999999s\" x)", &mut counter()).unwrap_err();
     assert!(e.contains("limit"), "{e}");
@@ -253,7 +299,9 @@ fn values_and_output_are_bounded() {
     for _ in 0..20 {
         lines.push_str(", set x $x$x");
     }
-    assert!(run_named(&lines, &mut counter()).unwrap_err().contains("limit"));
+    assert!(run_named(&lines, &mut counter())
+        .unwrap_err()
+        .contains("limit"));
     let e = run_named(
         "set x $(sprintf \"%1000000s\" a), label l, print $x, goto l",
         &mut counter(),
