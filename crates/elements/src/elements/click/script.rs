@@ -1025,11 +1025,7 @@ impl Script {
         let mut i = 0usize;
         'scan: while i < end {
             match s[i] {
-                b'\\' => {
-                    if i + 1 < end && quote == b'"' {
-                        i += 1;
-                    }
-                }
+                b'\\' if i + 1 < end && quote == b'"' => i += 1,
                 q @ (b'\'' | b'"') => {
                     if quote == 0 {
                         quote = q;
@@ -1208,10 +1204,8 @@ fn arithmetic(what: &str, arg: &[u8]) -> Result<Vec<u8>, String> {
     }
     if what == "idiv" {
         // C's conversion on x86: NaN and values out of range become the least integer.
-        let v = if dacc.is_nan()
-            || dacc >= 9.223_372_036_854_776e18
-            || dacc < -9.223_372_036_854_776e18
-        {
+        const LIMIT: f64 = 9.223_372_036_854_776e18;
+        let v = if dacc.is_nan() || !(-LIMIT..LIMIT).contains(&dacc) {
             i64::MIN
         } else {
             dacc as i64

@@ -517,7 +517,7 @@ pub fn unparse_double(x: f64) -> String {
             s.to_string()
         }
     };
-    if exp < P && exp >= -4 {
+    if (-4..P).contains(&exp) {
         trim(&format!("{:.*}", (P - 1 - exp) as usize, x))
     } else {
         format!(
@@ -532,7 +532,7 @@ pub fn unparse_double(x: f64) -> String {
 /// A timestamp as Click prints one: seconds, a point, then microseconds (6 digits) when the
 /// nanoseconds are a whole number of microseconds, else nanoseconds (9 digits).
 pub fn unparse_timestamp(sec: i64, nsec: u32) -> String {
-    if nsec % 1000 == 0 {
+    if nsec.is_multiple_of(1000) {
         format!("{sec}.{:06}", nsec / 1000)
     } else {
         format!("{sec}.{nsec:09}")
