@@ -54,7 +54,8 @@
 //! - Every value is limited to 1 MiB and what one script prints to 16 MiB (an error line
 //!   beyond), where Click would allocate until memory runs out.
 //! - The script is disabled after 1000 jumps without waiting, as in Click, and that is
-//!   an error line (`1000 jumps without waiting: the script loops endlessly`).
+//!   an error line (`too many jumps, giving up: 1000 jumps without waiting, the script loops
+//!   endlessly`).
 //!
 //! The printed lines are the element's `output` statistic (`pktflow profile` and `pktflow
 //! run` print them). Costs: none (not on any packet's path).
@@ -335,7 +336,7 @@ fn parse_script_in(
             },
             _ => {
                 return Err(format!(
-                    "{class}: unknown instruction '{cmd_s}' in '{}'",
+                    "{class}: syntax error at '{cmd_s}' (not an instruction) in '{}'",
                     lossy(a)
                 ))
             }
@@ -491,7 +492,9 @@ impl Script {
                 if jumps >= MAX_JUMPS {
                     return Err((
                         None,
-                        format!("{MAX_JUMPS} jumps without waiting: the script loops endlessly"),
+                        format!(
+                            "too many jumps, giving up: {MAX_JUMPS} jumps without waiting, the script loops endlessly"
+                        ),
                     ));
                 }
             }
@@ -591,7 +594,13 @@ impl Script {
                     self.write_set(&value)?;
                 } else if let Some(o) = own.filter(|o| OWN_WRITE.contains(o)) {
                     return Err(format!("the '{o}' write handler is not supported"));
-                } else if name == "stop" || name.ends_with(".stop") {
+                } else if name == "stop" {
+                    *stop = true;
+                } else if let Some(el) = name.strip_suffix(".stop") {
+                    // pktflow lets `ELEMENT.stop` stop the router too, for an element that exists.
+                    if h.read(&format!("{el}.name")).is_err() {
+                        return Err(format!("no element named '{el}'"));
+                    }
                     *stop = true;
                 } else {
                     h.write(&name, &lossy(&value))?;

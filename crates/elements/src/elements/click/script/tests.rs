@@ -77,6 +77,9 @@ const DIFFERENT: &[(&str, &str)] = &[
     ("pause 0", "waits end with the packets"),
 ];
 
+/// Errors pktflow words its own way, with the reason.
+const SAID_DIFFERENTLY: &[(&str, &str)] = &[];
+
 /// Every case of cases.jsonl: Click 2.1's stdout and stderr for a script body, produced by
 /// tests/data/click-ref/script/gen.py running the reference `click` on
 /// `Idle -> c :: Counter -> Discard; s :: Script(TYPE ACTIVE, BODY, stop)`. Where Click
@@ -100,12 +103,24 @@ fn matches_click_recorded_output() {
         let got = run_named(&format!("TYPE ACTIVE, {body}, stop"), &mut counter());
         checked += 1;
         if click_failed {
+            // Click's message: the first indented line after "While executing ...:" or
+            // "While configuring ...:" (else the end of its first line); pktflow's one line
+            // must say the same.
+            let stderr = rec["stderr"].as_str().unwrap();
+            let msg = stderr
+                .lines()
+                .find_map(|l| l.strip_prefix("  "))
+                .or_else(|| stderr.lines().next().and_then(|l| l.rsplit(": ").next()))
+                .unwrap_or("");
             match got {
                 Ok(o) => bad.push(format!(
                     "{body}: Click printed an error, pktflow printed {o:?}"
                 )),
                 Err(e) if e.contains('\n') => {
                     bad.push(format!("{body}: error of more than one line: {e}"))
+                }
+                Err(e) if !e.contains(msg) && !SAID_DIFFERENTLY.iter().any(|(b, _)| *b == body) => {
+                    bad.push(format!("{body}: Click said {msg:?}, pktflow {e:?}"))
                 }
                 Err(_) => errors += 1,
             }
