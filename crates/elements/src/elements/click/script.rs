@@ -603,6 +603,7 @@ impl Script {
                     }
                     *stop = true;
                 } else {
+                    let name = self.resolve(h, &name);
                     h.write(&name, &lossy(&value))?;
                 }
                 self.write_status = 0;
@@ -639,6 +640,24 @@ impl Script {
             Some((e, hname)) if !self.name.is_empty() && e == self.name => Some(hname),
             _ => None,
         }
+    }
+
+    /// `ELEMENT.HANDLER` as Click looks it up from inside a compound element: the element
+    /// name relative to the script's own compound first (`a/b/s` tries `a/b/ELEMENT`, then
+    /// `a/ELEMENT`), then as written.
+    fn resolve(&self, h: &dyn Handlers, name: &str) -> String {
+        let Some((el, _)) = name.split_once('.') else {
+            return name.to_string();
+        };
+        let mut prefix = self.name.as_str();
+        while let Some((p, _)) = prefix.rsplit_once('/') {
+            let full = format!("{p}/{name}");
+            if h.read(&format!("{p}/{el}.name")).is_ok() {
+                return full;
+            }
+            prefix = p;
+        }
+        name.to_string()
     }
 
     fn own_readable(&self, h: &str) -> bool {
@@ -694,6 +713,7 @@ impl Script {
         if !name.contains('.') {
             return Err(format!("no '{name}' read handler"));
         }
+        let name = self.resolve(h, &name);
         let v = h.read(&name)?;
         if !param.is_empty() {
             return Err(format!("read handler '{name}' does not take parameters"));
@@ -710,7 +730,11 @@ impl Script {
         };
         match self.own_name(&name) {
             Some(o) if self.own_readable(o) => true,
-            _ => name.contains('.') && !name.ends_with('.') && h.read(&name).is_ok(),
+            _ => {
+                name.contains('.')
+                    && !name.ends_with('.')
+                    && h.read(&self.resolve(h, &name)).is_ok()
+            }
         }
     }
 
@@ -720,7 +744,7 @@ impl Script {
         };
         match self.own_name(&name) {
             Some(o) if OWN_WRITE.contains(&o) => true,
-            _ => name == "stop" || (name.contains('.') && h.writable(&name)),
+            _ => name == "stop" || (name.contains('.') && h.writable(&self.resolve(h, &name))),
         }
     }
 

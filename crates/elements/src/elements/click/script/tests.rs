@@ -340,3 +340,31 @@ fn export_is_a_read_handler_of_the_element() {
     e.put_script(s);
     assert_eq!(e.stats()["v"], "4");
 }
+
+/// Inside a compound element, `c.count` names the compound's own `c` first, as in Click.
+#[test]
+fn handlers_resolve_relative_to_the_compound() {
+    let mut h = counter();
+    h.0.insert("a/c.count".into(), "7".into());
+    h.0.insert("a/c.name".into(), "a/c".into());
+    let env = InitEnv {
+        name: "a/s".into(),
+        ..Default::default()
+    };
+    let mut s = parse_script_in(
+        "Script",
+        "print $(c.count), read c.count, print c.count",
+        false,
+        &env,
+    )
+    .unwrap();
+    s.run(&mut h, true).unwrap();
+    assert_eq!(s.output, ["7", "a/c.count:", "7", "7"]);
+    let env = InitEnv {
+        name: "s".into(),
+        ..Default::default()
+    };
+    let mut s = parse_script_in("Script", "print $(c.count)", false, &env).unwrap();
+    s.run(&mut h, true).unwrap();
+    assert_eq!(s.output, ["0"]);
+}
