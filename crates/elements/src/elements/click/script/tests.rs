@@ -150,7 +150,7 @@ fn matches_click_recorded_output() {
         bad.join("\n")
     );
     assert!(
-        checked > 300 && errors > 80,
+        checked > 380 && errors > 80,
         "{checked} cases, {errors} errors"
     );
 }
