@@ -75,6 +75,9 @@ const DIFFERENT: &[(&str, &str)] = &[
     // An active script whose first instruction blocks never starts in Click (it waits for a
     // step that never comes); pktflow's waits end with the packets.
     ("pause 0", "waits end with the packets"),
+    // 20 characters, or 17 when the clock reads a whole microsecond (one time in a thousand);
+    // the format is checked by now_is_click_format_of_the_host_clock.
+    ("print $(length $(now))", "the clock"),
 ];
 
 /// Errors pktflow words its own way, with the reason.
