@@ -19,11 +19,21 @@ for line in open("cases.txt"):
     conf = f"Idle -> c :: Counter -> Discard; s :: Script(TYPE ACTIVE, {body}, stop)\n"
     try:
         r = subprocess.run([click, "-e", conf], capture_output=True, timeout=3)
-        rec = {"script": body, "stdout": r.stdout.decode("latin-1"), "stderr": r.stderr.decode("latin-1"), "status": r.returncode}
+        rec = {
+            "script": body,
+            "stdout": r.stdout.decode("latin-1"),
+            "stderr": r.stderr.decode("latin-1"),
+            "status": r.returncode,
+        }
     except subprocess.TimeoutExpired as e:
         # The script ended without stopping the router (Click then runs forever): what it
         # printed until it was killed.
-        rec = {"script": body, "timeout": True, "stdout": (e.stdout or b"").decode("latin-1"), "stderr": (e.stderr or b"").decode("latin-1")}
+        rec = {
+            "script": body,
+            "timeout": True,
+            "stdout": (e.stdout or b"").decode("latin-1"),
+            "stderr": (e.stderr or b"").decode("latin-1"),
+        }
     out.append(rec)
 with open("cases.jsonl", "w") as f:
     for rec in out:
