@@ -14,7 +14,7 @@ from rich.table import Table
 from pktflow import PktflowError, _ui, runtime
 from pktflow._request import choice
 from pktflow._ui import console, emit_json
-from pktflow.cli_app import INPUT_PORT_HELP, parse_count, parse_input_port
+from pktflow.cli_app import INPUT_PORT_HELP, _print_script_output, parse_count, parse_input_port
 from pktflow.cli_np import interruptible
 from pktflow.runtime import Io, Model
 
@@ -182,6 +182,8 @@ def run_cmd(
             console.print(f"{b['handed_between_threads']} packets handed between threads")
     for f in r["outputs"]:
         console.print(f"wrote {f}")
+    # What the configuration's Script/DriverManager elements printed, as `pktflow profile` shows it.
+    _print_script_output(r)
     if "prediction" in r:
         _print_prediction(r["prediction"])
 

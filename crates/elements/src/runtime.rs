@@ -1441,6 +1441,30 @@ impl crate::elements::click::script::Handlers for RouterHandlers<'_> {
             .write_handler(h, value)
             .map_err(|m| format!("{}: {m}", self.names[i].name))
     }
+    /// The write handlers pktflow's elements have (Script's `writable`).
+    fn writable(&self, spec: &str) -> bool {
+        let Ok((i, h)) = find_handler(self.names, spec) else {
+            return false;
+        };
+        let class = self.names[i].class.as_str();
+        const SOURCES: &[&str] = &[
+            "InfiniteSource",
+            "TimedSource",
+            "RatedSource",
+            "FastUDPSource",
+            "FastUDPFlows",
+        ];
+        match h {
+            "reset" => SOURCES.contains(&class) || matches!(class, "Counter" | "AverageCounter"),
+            "reset_counts" => class == "Counter",
+            "active" | "limit" => {
+                SOURCES.contains(&class) || matches!(class, "ICMPPingSource" | "ICMPSendPings")
+            }
+            "insert" => class == "ARPTable",
+            "switch" => class == "Switch",
+            _ => false,
+        }
+    }
 }
 
 /// A fate's element name, for reports.

@@ -4,7 +4,9 @@
 //! panic and a clean result (Ok or an error message); 256 cases each, a few seconds in all.
 use pktflow_elements::conf::{strip_comments, InitEnv};
 use pktflow_elements::elements::click::address_info::parse_entries;
-use pktflow_elements::elements::click::script::{parse_script, Handlers};
+use pktflow_elements::elements::click::script::{
+    parse_script, Handlers, MAX_OUTPUT_BYTES, MAX_VALUE_BYTES,
+};
 use pktflow_elements::{Router, RouterOptions};
 use pktflow_model::{AppGraph, Span};
 use proptest::prelude::*;
@@ -118,6 +120,108 @@ impl Handlers for NoHandlers {
     }
 }
 
+/// Script's expression handlers and some names that are not handlers.
+const OPS: &[&str] = &[
+    "add", "sub", "mul", "div", "idiv", "min", "max", "mod", "rem", "neg", "abs", "eq", "ne", "lt",
+    "gt", "le", "ge", "not", "and", "or", "nand", "nor", "if", "in", "first", "sprintf", "random",
+    "now", "readable", "writable", "length", "unquote", "htons", "htonl", "ntohs", "ntohl", "cat",
+    "catq", "get", "shift", "s.add", "xor", "c.count", "",
+];
+
+const LEAVES: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "7",
+    "2.5",
+    "-0.0",
+    "1e308",
+    "1e-320",
+    "nan",
+    "inf",
+    "0x10",
+    "010",
+    "08",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "18446744073709551616",
+    "true",
+    "false",
+    "maybe",
+    "x",
+    "\"a b\"",
+    "'q'",
+    "\"%05x\"",
+    "\"%999999999999d\"",
+    "\"%99999999s\"",
+    "\"%-#+ 0.3hx%%\"",
+    "\"%*d\"",
+    "$x",
+    "$y",
+    "${x}",
+    "$?",
+    "$#",
+    "$0",
+    "$1",
+    "$args",
+    "$write",
+    "$",
+    "/dev/zero",
+    "/nonexistent",
+    "\"\\<41>\"",
+    "/* c */",
+    "$(",
+    ")",
+];
+
+fn script_expr() -> impl Strategy<Value = String> {
+    let leaf = proptest::sample::select(LEAVES).prop_map(str::to_string);
+    leaf.prop_recursive(14, 64, 4, |inner| {
+        (
+            proptest::sample::select(OPS),
+            proptest::collection::vec(inner, 0..4),
+        )
+            .prop_map(|(op, args)| format!("$({op} {})", args.join(" ")))
+    })
+}
+
+fn script_instr() -> impl Strategy<Value = String> {
+    const WORDS: &[&str] = &[
+        "set x",
+        "setq y",
+        "init x",
+        "export z",
+        "print",
+        "printn",
+        "printq",
+        "read",
+        "write set x",
+        "goto l",
+        "return",
+        "error",
+        "errorq",
+    ];
+    prop_oneof![
+        (proptest::sample::select(WORDS), script_expr()).prop_map(|(w, e)| format!("{w} {e}")),
+        proptest::sample::select(
+            &[
+                "label l",
+                "wait",
+                "loop",
+                "stop",
+                "end",
+                "set x $x$x",
+                "set y $(sprintf \"%1000000s\" a)",
+                "print $y",
+                "goto l $(lt $(length $x) 100000)",
+                "set x $(mul $x $x)",
+                "print $(cat /dev/zero)",
+            ][..]
+        )
+        .prop_map(str::to_string),
+    ]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -147,6 +251,27 @@ proptest! {
             let mut h = NoHandlers;
             let _ = sc.run(&mut h, past);
             let _ = sc.run(&mut h, true);
+        }
+    }
+
+    /// Scripts built from Click's instructions and every expression handler, with awkward
+    /// values (huge sprintf widths, overflowing products, values doubled in loops, deep
+    /// nesting, /dev/zero): each runs to its end or fails with one line, within the value
+    /// and output limits (no panic, no hang, bounded memory).
+    #[test]
+    fn expression_scripts_run_or_fail_in_one_line(instrs in proptest::collection::vec(script_instr(), 1..8)) {
+        let conf = instrs.join(", ");
+        let env = InitEnv { name: "s".into(), base_dir: std::env::temp_dir(), ..Default::default() };
+        let class = pktflow_elements::registry::find("Script").unwrap();
+        prop_assert!((class.make)(&conf, &env).is_ok() || parse_script("Script", &conf, false).is_err());
+        if let Ok(mut sc) = parse_script("Script", &conf, false) {
+            let mut h = NoHandlers;
+            let r = sc.run(&mut h, false).and_then(|_| sc.run(&mut h, true));
+            if let Err(m) = r {
+                prop_assert!(!m.is_empty() && !m.contains('\n'), "{}", m);
+            }
+            let printed: usize = sc.output.iter().map(|l| l.len() + 1).sum();
+            prop_assert!(printed <= MAX_OUTPUT_BYTES + MAX_VALUE_BYTES + 1);
         }
     }
 

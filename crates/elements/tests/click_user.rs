@@ -105,3 +105,74 @@ fn capture_filter_runs_as_written() {
         .collect();
     assert_eq!(lines, vec!["read 4 kept 2", "kept.byte_count:", "96"]);
 }
+
+/// Issue 29: a DriverManager that times its own run with `set`, `$(now)` and arithmetic, as
+/// Click users write it, through the configuration parser (which must leave `$t0`/`$t1` to
+/// the script) and the router. Click 2.1 prints one line of the form `rate 8065969.23076`
+/// (or `rate 8192000`) for this configuration over 1000 packets; pktflow's must have the
+/// same form.
+#[test]
+fn driver_manager_computes_its_own_rate() {
+    let dir = std::env::temp_dir().join(format!("pktflow-click-rate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut w = PcapWriter::create_with(
+        dir.join("trace.pcap"),
+        PcapOptions {
+            linktype: LINKTYPE_ETHERNET,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for k in 0..1000u32 {
+        let f = frame([10, 0, 0, 1], [10, 0, 0, 2], k as u8);
+        w.write(&TracePacket {
+            timestamp_ns: k as u64 * 1_000_000,
+            iface: 0,
+            data: f.clone(),
+            orig_len: f.len() as u32,
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+    std::fs::write(
+        dir.join("rate.click"),
+        "FromDump(trace.pcap, STOP true) -> c :: Counter -> Discard;\n\
+         DriverManager(set t0 $(now), wait_stop, set t1 $(now),\n\
+         \x20             print \"rate $(div $(c.count) $(sub $t1 $t0))\", stop)\n",
+    )
+    .unwrap();
+    let out = pktflow_click::parse_file(&dir.join("rate.click")).unwrap();
+    let mut r = Router::new(
+        out.graph,
+        &RouterOptions {
+            base_dir: dir.clone(),
+            out_dir: dir.clone(),
+        },
+    )
+    .unwrap_or_else(|d| panic!("{}", d[0]));
+    while r.generate_next().is_some() {}
+    r.finish().unwrap();
+    let stats = r.stats();
+    let (_, dm) = stats
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.starts_with("DriverManager"))
+        .unwrap();
+    let lines: Vec<&str> = dm["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    let rate = lines[0].strip_prefix("rate ").expect("a rate line");
+    // `%.12g` of a positive real: digits, at most 12 significant, or inf for a zero interval.
+    assert!(
+        rate == "inf"
+            || (rate.parse::<f64>().unwrap() > 0.0
+                && rate.chars().filter(|c| c.is_ascii_digit()).count() <= 14),
+        "{rate}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -194,11 +194,23 @@ fn span_at(span: &Span, text: &str, off: usize) -> Span {
 }
 
 /// Substitute `$name` and `${name}` in a configuration string (not inside single quotes,
-/// comments or after a backslash) and trim it.
+/// comments or after a backslash) and trim it. A variable that is not defined is an error.
 pub fn substitute(
     text: &str,
     vars: &HashMap<String, String>,
     span: &Span,
+) -> Result<String, Diagnostic> {
+    substitute_in(text, vars, span, false)
+}
+
+/// [`substitute`]; with `keep_unknown`, a variable that is not defined stays as written, as
+/// Click leaves it: Script and DriverManager set their own variables when they run
+/// (`set a 5, print $a`), so their configurations keep the `$a` the script needs.
+pub fn substitute_in(
+    text: &str,
+    vars: &HashMap<String, String>,
+    span: &Span,
+    keep_unknown: bool,
 ) -> Result<String, Diagnostic> {
     if !text.contains('$') {
         return Ok(text.trim().to_string());
@@ -243,6 +255,10 @@ pub fn substitute(
                 }
                 let name = &text[s..e];
                 let Some(val) = vars.get(name) else {
+                    if keep_unknown {
+                        i = e + braced as usize;
+                        continue;
+                    }
                     return Err(Diagnostic::error(
                         span_at(span, text, i),
                         format!("unknown variable '${}'", name),
@@ -491,8 +507,11 @@ impl<'a> Flattener<'a> {
             );
             return None;
         }
+        // Scripts keep the variables they set themselves (Click expands them at run time).
+        let script =
+            matches!(&class, Resolved::Primitive(c) if *c == "Script" || *c == "DriverManager");
         let cfg_text = match config {
-            Some(c) => match substitute(&c.text, &scope.vars, &c.span) {
+            Some(c) => match substitute_in(&c.text, &scope.vars, &c.span, script) {
                 Ok(t) => t,
                 Err(d) => {
                     self.errors.push(d);
@@ -1165,6 +1184,11 @@ mod tests {
         assert_eq!((e.span.line, e.span.col), (4, 6));
         let e = substitute("ab $zz", &v, &sp).unwrap_err();
         assert_eq!((e.span.line, e.span.col), (3, 8));
+        // Scripts' configurations keep the variables they set at run time, as Click does.
+        assert_eq!(
+            substitute_in("set t $(now), print $t ${t} $a", &v, &sp, true).unwrap(),
+            "set t $(now), print $t ${t} X"
+        );
     }
 
     fn formal(kw: Option<&str>, v: &str) -> Formal {
