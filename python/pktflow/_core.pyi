@@ -33,6 +33,12 @@ def arch_resolved(name_or_path: str, overrides: Optional[list[str]] = None) -> s
 def arch_names() -> list[str]:
     """Names of the built-in architecture presets."""
 
+def measure_host() -> str:
+    """Measure this machine for the ``host`` preset: JSON ``{"measurement", "toml", "path"}``."""
+
+def host_measured_path() -> Optional[str]:
+    """The file the name ``host`` loads on this machine once measured, else None."""
+
 def element_classes() -> str:
     """JSON list of ``{"name", "summary"}``, one per element class."""
 

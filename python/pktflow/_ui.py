@@ -79,6 +79,20 @@ class Interrupted(Exception):
     """Raised by a command after it has printed what it finished before Ctrl-C (exit 130)."""
 
 
+def note_unmeasured_host(arch: Optional[str]) -> None:
+    """When a command uses the ``host`` preset and this machine has not been measured, say so on
+    stderr: the built-in ``host`` describes the reference machine, not this one."""
+    if str(arch) != "host":
+        return
+    from pktflow import _core
+
+    if _core.host_measured_path() is None:
+        err.print(
+            "note: the host preset describes the reference machine it was measured on, not this one; "
+            "`pktflow arch measure-host` measures this machine (a few seconds) for every later use"
+        )
+
+
 def keep_partial(fn, *args, **kw):
     """``fn(*args, **kw)`` for a command: when Ctrl-C stopped the API call
     (``pktflow.Interrupted``), the part it finished instead of the exception, so the command

@@ -86,7 +86,8 @@ def register(app: typer.Typer) -> None:
 def arch_list(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
 ) -> None:
-    """List the built-in presets."""
+    """List the built-in presets (`host` is this machine once `pktflow arch measure-host` has
+    measured it, else the reference machine it was measured on)."""
     rows = [pktflow.arch(n)["preset"] | {"name": n} for n in pktflow.arch_names()]
     if as_json:
         emit_json(rows)
@@ -95,6 +96,42 @@ def arch_list(
     for r in rows:
         t.add_row(escape(r["name"]), escape(r["description"]))
     console.print(t)
+
+
+@arch_app.command("measure-host")
+def arch_measure_host(
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of a table."),
+) -> None:
+    """Measure this machine (cores, threads per core, caches, clock, load latencies; a few seconds)
+    and keep it as the `host` preset, which `pktflow run --predict host` and `--arch host` then
+    use. Without it, `host` is the built-in preset of the reference machine it was measured on.
+    The file is kept in $PKTFLOW_CACHE_DIR, else $XDG_CACHE_HOME/pktflow, else ~/.cache/pktflow,
+    one per CPU model and count; delete it to go back, run again to re-measure."""
+    from pktflow import _core, _ui
+
+    _ui.err.print("measuring this machine (a clock loop, pointer chases up to 512 MiB) ...")
+    doc = json.loads(_core.measure_host())
+    path = doc["path"]
+    if path is None:
+        raise pktflow.PktflowError("no cache folder: set PKTFLOW_CACHE_DIR (or HOME) to keep the measured preset")
+    target = _ui.output_path(path, "the host preset file")
+    with _ui.atomic_write(target, encoding="utf-8") as f:
+        f.write(doc["toml"])
+    m = doc["measurement"]
+    if as_json:
+        emit_json({"measurement": m, "path": str(target), "preset": pktflow.arch("host")})
+        return
+    t = Table("measured", "value")
+    t.add_row("CPU", escape(m["cpu_model"]))
+    t.add_row("cores x threads per core", f"{m['cores']} x {m['threads_per_core']}")
+    t.add_row("clock", f"{m['clock_mhz']} MHz" if m["clock_mhz"] else "not measurable here")
+    for lvl, b in zip(("L1d", "L2", "L3"), m["cache_bytes"]):
+        if b:
+            t.add_row(f"{lvl} size", f"{b >> 10} KiB")
+    for lvl, b, ns in m["latency_ns"]:
+        t.add_row(f"{lvl} load latency", f"{ns:.1f} ns (over {b >> 10} KiB)")
+    console.print(t)
+    console.print(f"host preset written to {escape(str(target))}: {escape(pktflow.arch('host')['preset']['description'])}")
 
 
 @arch_app.command("show")

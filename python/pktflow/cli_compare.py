@@ -75,6 +75,7 @@ def compare_cmd(
     """Every execution model the architecture supports (pipeline, run to completion with locks or
     transactions, hybrid) on APP, side by side: maximum rate, binding resource, recommendation."""
     plot = _ui.output_path(plot, "--plot")
+    _ui.note_unmeasured_host(arch)
     with _ui.progress("compare", "searches") as prog:
 
         def progress(done: int, total: int, label: str) -> None:

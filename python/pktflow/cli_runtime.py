@@ -118,6 +118,7 @@ def run_cmd(
         raise PktflowError("--predict-costs applies to --predict ARCH")
     if predict is not None:
         _check_predict_arch(predict)
+        _ui.note_unmeasured_host(predict)
     with _ui.progress("run", "packets", None) as bar:
         r = runtime.run(
             app_name,

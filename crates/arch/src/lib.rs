@@ -5,6 +5,7 @@
 //! A preset file has a `[preset]` header (`name`, `description`, optional `source`) and exactly
 //! one body: `[np]` + `[storage.*]` + `[bus.*]` + `[memory_map]` (network processors: `npire`,
 //! `ixp2400`), `[netthreads]` (the soft multiprocessor) or `[mesh]` (the network-on-chip).
+pub mod host;
 pub mod mesh;
 pub mod netthreads;
 pub mod np;
@@ -210,6 +211,12 @@ fn parse_table(text: &str, file: &str) -> Result<toml::Table, String> {
 
 /// The text and label of a built-in preset or a file.
 fn source_text(name_or_path: &str) -> Result<(String, String), String> {
+    if name_or_path == "host" {
+        // this machine's own measurement, once `pktflow arch measure-host` has made it
+        if let Some(found) = host::measured_text() {
+            return Ok(found);
+        }
+    }
     if let Some((_, text)) = PRESETS.iter().find(|(n, _)| *n == name_or_path) {
         return Ok((text.to_string(), format!("presets/{name_or_path}.toml")));
     }

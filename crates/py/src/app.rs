@@ -34,6 +34,23 @@ fn arch_json(name: &str) -> PyResult<String> {
     Ok(Arch::load(name).map_err(err)?.to_json().to_string())
 }
 
+/// Measure this machine for the `host` preset (a second or two, GIL released): JSON with the
+/// measurement, the preset's TOML text and the path the name `host` loads it from once written
+/// (`path` null when no cache folder is known).
+#[pyfunction]
+fn measure_host(py: Python<'_>) -> PyResult<String> {
+    let m = py.detach(pktflow_arch::host::measure);
+    let toml = pktflow_arch::host::measured_preset_toml(&m).map_err(err)?;
+    let path = pktflow_arch::host::cache_path().map(|p| p.display().to_string());
+    Ok(serde_json::json!({"measurement": m, "toml": toml, "path": path}).to_string())
+}
+
+/// Where this machine's measured `host` preset is, if it has been measured (else None).
+#[pyfunction]
+fn host_measured_path() -> Option<String> {
+    pktflow_arch::host::measured_text().map(|(_, p)| p)
+}
+
 #[pyfunction]
 fn arch_names() -> Vec<&'static str> {
     pktflow_arch::preset_names()
@@ -263,6 +280,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(graph_dot, m)?)?;
     m.add_function(wrap_pyfunction!(arch_json, m)?)?;
     m.add_function(wrap_pyfunction!(arch_names, m)?)?;
+    m.add_function(wrap_pyfunction!(measure_host, m)?)?;
+    m.add_function(wrap_pyfunction!(host_measured_path, m)?)?;
     m.add_function(wrap_pyfunction!(element_classes, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
