@@ -106,3 +106,16 @@ def test_from_dump_to_dump_is_byte_identical_to_click(mode, trace, tmp_path):
     code, _, err = pktflow_in_process([mode, str(tmp_path / "config.click"), "--out-dir", str(out), "--json"])
     assert code == 0, err
     assert (out / "out0.pcap").read_bytes() == (pd / "click" / "out0.pcap").read_bytes()
+
+
+@pytest.mark.parametrize("mode", ["profile", "run"])
+def test_trace_input_keeps_the_record_headers_as_click(mode, tmp_path):
+    """Trace packets (`--trace`) entering at FromDevice keep their records' timestamps too: what
+    ToDump writes is the file Click's FromDump -> ToDump wrote from the same trace."""
+    pd = REF / "pairs" / "FromDump-ToDump--awk2"
+    (tmp_path / "dev.click").write_text("FromDevice(eth0) -> ToDump(out0.pcap);\n")
+    out = tmp_path / "out"
+    code, _, err = pktflow_in_process([mode, str(tmp_path / "dev.click"), "--trace", str(REF / "traces" / "awk2.pcap"),
+                                       "--out-dir", str(out), "--json"])
+    assert code == 0, err
+    assert (out / "out0.pcap").read_bytes() == (pd / "click" / "out0.pcap").read_bytes()
