@@ -7,11 +7,16 @@
 //! A generator: no inputs, 1 push output; the runtime takes packets from it with
 //! `Router::run_generators` (its packet limit bounds the run). FILENAME is resolved against
 //! the configuration's folder and opened (header checked) at configuration time.
-//! Timestamps are made relative to the first packet of the file (the annotation counts from
-//! the start of the trace), so flow timeouts downstream follow the capture's clock. The
-//! input-port annotation is the pcapng interface. For Ethernet (link type 1) and raw-IP
-//! (101) captures, IPv4 packets get their IP header annotation set. With FORCE_IP true only
-//! IPv4 packets are emitted (others are skipped and counted). START_AFTER / END_AFTER (times
+//! Each packet's timestamp annotation is its record's own timestamp, as in Click
+//! (fromdump.cc: the packet is made with the record's seconds and subseconds), so
+//! `FromDump(a.pcap) -> ToDump(b.pcap)` copies the record headers. The simulated clock
+//! (`Cx::now_ns`) is the annotation of the packet being processed, as for `--trace` packets,
+//! so flow timeouts downstream follow the capture's clock; only START_AFTER / END_AFTER count
+//! from the first packet. The input-port annotation is the pcapng interface. For Ethernet
+//! (link type 1) and raw-IP (101) captures, IPv4 packets get their IP header annotation set.
+//! With FORCE_IP true only IP packets as Click's FORCE_IP defines them are emitted (IPv4 with
+//! its whole header in the record, IPv6, also behind an 802.1Q tag; others are skipped and
+//! counted), IPv4 ones with their destination address annotation set. START_AFTER / END_AFTER (times
 //! relative to the first packet, Click's time syntax) skip the beginning / stop early.
 //! STOP, TIMING, MMAP, FILEPOS and END_CALL are accepted without effect (a run always ends
 //! when the file does; TIMING is the timing models' business); SAMPLE must be 1. Click's
@@ -134,6 +139,30 @@ fn ipv4_offset(lt: Option<u16>, d: &[u8]) -> Option<usize> {
     (h.len() >= 20 && h[0] >> 4 == 4 && (h[0] & 0x0f) >= 5).then_some(off)
 }
 
+/// Click's FORCE_IP test (fakepcap.cc, `fake_pcap_force_ip`) for Ethernet and raw-IP
+/// captures: the frame's network header follows an Ethernet header of type IPv4 or IPv6 (or an
+/// 802.1Q tag of one of them), or starts the record (raw IP); an IPv4 header counts when its
+/// header length is at least 5 words and within the record, an IPv6 header when its 40 bytes
+/// are. `Some(Some(off))`: IPv4 at `off`; `Some(None)`: IPv6; `None`: not IP (skipped).
+fn force_ip(lt: Option<u16>, d: &[u8]) -> Option<Option<usize>> {
+    let is_ip = |t: &[u8]| t == [0x08, 0x00] || t == [0x86, 0xdd];
+    let off = match lt? {
+        LINKTYPE_RAW => 0,
+        LINKTYPE_ETHERNET if d.len() >= 14 && is_ip(&d[12..14]) => 14,
+        LINKTYPE_ETHERNET if d.len() >= 18 && d[12..14] == [0x81, 0x00] && is_ip(&d[16..18]) => 18,
+        _ => return None,
+    };
+    let h = d.get(off..).filter(|h| !h.is_empty())?;
+    match h[0] >> 4 {
+        4 => {
+            let hl = ((h[0] & 0x0f) as usize) * 4;
+            (hl >= 20 && hl <= h.len()).then_some(Some(off))
+        }
+        6 => (h.len() >= 40).then_some(None),
+        _ => None,
+    }
+}
+
 impl Element for FromDump {
     fn ports(&self) -> Ports {
         Ports::push(0, 1)
@@ -169,16 +198,31 @@ impl Element for FromDump {
                 return None;
             }
             let ipoff = ipv4_offset(lt, tp.data);
-            if rel < self.start_after_ns || (self.force_ip && ipoff.is_none()) {
+            let forced = if self.force_ip {
+                match force_ip(lt, tp.data) {
+                    Some(f) => Some(f),
+                    None => {
+                        self.skipped += 1;
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            if rel < self.start_after_ns {
                 self.skipped += 1;
                 continue;
             }
             let mut p = cx.packet_from(tp.data);
+            // The record's own timestamp (and, for a truncated record, its wire length).
             tp.annotate(&mut p, self.count);
-            p.anno.timestamp_ns = rel;
             if let Some(off) = ipoff {
                 let hl = ((tp.data[off] & 0x0f) as usize) * 4;
                 p.set_ip_header(off, hl);
+            }
+            // FORCE_IP also sets the destination address annotation, as Click does.
+            if let Some(Some(off)) = forced {
+                p.anno.dst_ip.copy_from_slice(&tp.data[off + 16..off + 20]);
             }
             self.count += 1;
             return Some(p);
@@ -195,5 +239,44 @@ impl Element for FromDump {
     }
     fn code_size(&self) -> u32 {
         120
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eth(etype: [u8; 2], ip: &[u8]) -> Vec<u8> {
+        let mut f = vec![0u8; 12];
+        f.extend_from_slice(&etype);
+        f.extend_from_slice(ip);
+        f
+    }
+
+    /// FORCE_IP as Click's `fake_pcap_force_ip`: IPv6 and 802.1Q-tagged IP pass, an IPv4
+    /// header longer than the record does not.
+    #[test]
+    fn force_ip_follows_click() {
+        let mut v4 = vec![0x45u8; 20];
+        v4[16..20].copy_from_slice(&[10, 0, 0, 1]);
+        let eth_lt = Some(LINKTYPE_ETHERNET);
+        assert_eq!(force_ip(eth_lt, &eth([0x08, 0x00], &v4)), Some(Some(14)));
+        assert_eq!(
+            force_ip(eth_lt, &eth([0x86, 0xdd], &[0x60; 40])),
+            Some(None)
+        );
+        assert_eq!(force_ip(eth_lt, &eth([0x86, 0xdd], &[0x60; 39])), None);
+        let mut tagged = vec![0x81, 0x00, 0x00, 0x05, 0x08, 0x00];
+        tagged.extend_from_slice(&v4);
+        assert_eq!(
+            force_ip(eth_lt, &eth([0x81, 0x00], &tagged[2..])),
+            Some(Some(18))
+        );
+        let mut long_hl = v4.clone();
+        long_hl[0] = 0x46; // a 24-byte header in 20 bytes
+        assert_eq!(force_ip(eth_lt, &eth([0x08, 0x00], &long_hl)), None);
+        assert_eq!(force_ip(eth_lt, &eth([0x08, 0x06], &v4)), None);
+        assert_eq!(force_ip(Some(LINKTYPE_RAW), &v4), Some(Some(0)));
+        assert_eq!(force_ip(Some(LINKTYPE_RAW), &[0x44; 20]), None);
     }
 }

@@ -7,9 +7,15 @@
 //! packet arrives or, for an empty run, by `finish()`, which also flushes it; so validating
 //! a configuration writes nothing. ENCAP: `ETHER` (default, link type 1) or `IP` (raw IPv4,
 //! link type 101); other Click encapsulations are rejected. SNAPLEN: bytes kept per packet
-//! (default 2000; 0 keeps whole packets); the original length is recorded. NANO: nanosecond
-//! timestamps (default false, microseconds, as Click). The timestamp is the packet's
-//! timestamp annotation. USE_ENCAP_FROM and EXTRA_LENGTH are not supported.
+//! (default 2000; 0 keeps whole packets and, as Click, records 0xFFFFFFFF as the file's snap
+//! length); the original length is recorded: the packet's
+//! length, or its wire length when it came from a truncated record and was not grown since
+//! (Click adds the bytes the capture cut, its EXTRA_LENGTH annotation). NANO: nanosecond
+//! timestamps, default true, as Click 2.1 built for Linux writes them (todump.cc: NANO defaults
+//! to whether Click's timestamps have nanosecond precision, true unless configured otherwise
+//! or built with a libpcap without nanosecond support). The timestamp is the packet's
+//! timestamp annotation: a FromDump packet keeps its input record's timestamp, so FromDump ->
+//! ToDump copies the record headers. USE_ENCAP_FROM and EXTRA_LENGTH are not supported.
 //! A write error is reported by `Router::finish`; packets after it are still counted out.
 //! The file is written atomically: packets go to a hidden temporary file beside FILENAME
 //! (`.NAME.PID-K.partial`), renamed onto FILENAME by a successful `finish()`; a run that fails,
@@ -46,6 +52,8 @@ struct ToDump {
     count: u64,
     error: Option<String>,
     finished: bool,
+    /// SNAPLEN 0: the header's snap length field is set to 0xFFFFFFFF once written, as Click's.
+    whole: bool,
 }
 
 fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -72,9 +80,14 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
             "writing to standard output ('-') is not supported".into()
         ));
     }
+    // SNAPLEN 0 keeps whole packets; Click then records 0xFFFFFFFF as the file's snap length.
+    let mut whole = false;
     let snaplen = match a.keyword_or_positional("SNAPLEN") {
         Some(s) => match parse_uint(&s).map_err(|e| err(format!("SNAPLEN: {e}")))? {
-            0 => MAX_CAPLEN,
+            0 => {
+                whole = true;
+                MAX_CAPLEN
+            }
             n => (n as u32).min(MAX_CAPLEN),
         },
         None => 2000,
@@ -90,7 +103,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     };
     let nanosecond = match a.keyword("NANO") {
         Some(s) => parse_bool(&s).map_err(|e| err(format!("NANO: {e}")))?,
-        None => false,
+        None => true,
     };
     for k in ["USE_ENCAP_FROM", "EXTRA_LENGTH"] {
         if a.keyword(k).is_some() {
@@ -119,6 +132,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         count: 0,
         error: None,
         finished: false,
+        whole,
     }))
 }
 
@@ -138,6 +152,14 @@ fn temp_beside(path: &std::path::Path) -> PathBuf {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     path.with_file_name(format!(".{name}.{}-{k}.partial", std::process::id()))
+}
+
+/// Writes 0xFFFFFFFF into the snap length field of the (little-endian) pcap header at `path`.
+fn mark_whole_packets(path: &std::path::Path) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom, Write};
+    let mut f = std::fs::OpenOptions::new().write(true).open(path)?;
+    f.seek(SeekFrom::Start(16))?;
+    f.write_all(&u32::MAX.to_le_bytes())
 }
 
 impl ToDump {
@@ -166,7 +188,7 @@ impl Element for ToDump {
         self.open();
         if let Some(w) = self.writer.as_mut() {
             self.rec.timestamp_ns = p.anno.timestamp_ns;
-            self.rec.orig_len = p.len() as u32;
+            self.rec.orig_len = (p.len() as u32).max(p.anno.wire_len);
             self.rec.data.clear();
             self.rec.data.extend_from_slice(&p.data()[..incl]);
             if let Err(e) = w.write(&self.rec) {
@@ -183,6 +205,11 @@ impl Element for ToDump {
         if let Some(w) = self.writer.take() {
             if let Err(e) = w.finish() {
                 self.error = Some(e.to_string());
+            }
+        }
+        if self.whole && self.error.is_none() {
+            if let Err(e) = mark_whole_packets(&self.tmp) {
+                self.error = Some(format!("{}: {e}", self.path.display()));
             }
         }
         if self.error.is_none() {

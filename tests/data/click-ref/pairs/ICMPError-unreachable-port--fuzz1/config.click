@@ -1,0 +1,6 @@
+// click-diff chain ICMPError-unreachable-port (class ICMPError)
+src :: FromDump(in.pcap, STOP true);
+out0 :: ToDump(out0.pcap);
+out1 :: ToDump(out1.pcap);
+src -> Strip(14) -> ci :: CheckIPHeader;
+ci -> ICMPError(18.26.4.24, 3, 3) -> out0; ci[1] -> out1;

@@ -1,0 +1,5 @@
+// click-diff chain IPMirror-unchecked (class IPMirror)
+src :: FromDump(in.pcap, STOP true);
+out0 :: ToDump(out0.pcap);
+src -> rawc :: Classifier(12/0800 14/45 33/00%01, 12/0800 14/45 33/01%01);
+rawc[1] -> raws :: Strip(14); rawc[0] -> raws -> MarkIPHeader -> IPMirror -> out0;

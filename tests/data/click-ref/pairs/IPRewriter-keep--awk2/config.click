@@ -1,0 +1,6 @@
+// click-diff chain IPRewriter-keep (class IPRewriter)
+src :: FromDump(in.pcap, STOP true);
+out0 :: ToDump(out0.pcap);
+out1 :: ToDump(out1.pcap);
+src -> Strip(14) -> ci :: CheckIPHeader;
+ci -> rw :: IPRewriter(keep 0 1); rw[0] -> out0; rw[1] -> out1;

@@ -1,0 +1,6 @@
+// click-diff chain SetUDPChecksum-unchecked (class SetUDPChecksum)
+src :: FromDump(in.pcap, STOP true);
+out0 :: ToDump(out0.pcap);
+out1 :: ToDump(out1.pcap);
+src -> rawc :: Classifier(12/0800 14/45 33/00%01, 12/0800 14/45 33/01%01);
+rawc[1] -> raws :: Strip(14); rawc[0] -> raws -> MarkIPHeader -> ipc :: IPClassifier(udp, -); ipc[0] -> SetUDPChecksum -> out0; ipc[1] -> out1;
