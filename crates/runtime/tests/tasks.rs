@@ -82,6 +82,29 @@ fn stat(r: &Value, element: &str, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("{element}.{key} in {}", r["element_stats"]))
 }
 
+/// Click's recorded behaviour on the two-pipeline configuration of
+/// [`two_pipelines_one_per_thread_do_what_one_thread_does`] (`click -j 2`, Click 2.1 userlevel,
+/// multithread build, on the same traces): what its DriverManager printed, and per output file
+/// the records and a digest of their bytes ([`digest`]; Click's ToDump stamps packets of time 0
+/// with the wall clock, so the timestamps are left out).
+const CLICK_J2_LINE: &str = "c0 1500 c1 2100 sum 3600";
+const CLICK_J2_OUTPUTS: [(&str, usize, u64); 2] = [
+    ("out0.pcap", 1490, 0x670f780dc3422e1d),
+    ("out1.pcap", 2085, 0xaf64116ccbc23e64),
+];
+
+/// FNV-1a (64 bits) over each record's length (4 bytes, little-endian) and bytes.
+fn digest(records: &[Vec<u8>]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for r in records {
+        for b in (r.len() as u32).to_le_bytes().iter().chain(r) {
+            h ^= *b as u64;
+            h = h.wrapping_mul(0x100000001b3);
+        }
+    }
+    h
+}
+
 /// The lines the DriverManager printed.
 fn printed(r: &Value) -> Vec<String> {
     r["element_stats"]
@@ -132,6 +155,12 @@ fn two_pipelines_one_per_thread_do_what_one_thread_does() {
     assert_eq!(printed(&one), printed(&two));
     let line = printed(&two)[0].clone();
     assert_eq!(line, format!("c0 {n0} c1 {n1} sum {}", n0 + n1));
+    // And what Click does with the same file on two threads.
+    assert_eq!(line, CLICK_J2_LINE);
+    for (f, n, h) in CLICK_J2_OUTPUTS {
+        let r = records(&dir.join("two").join(f));
+        assert_eq!((r.len(), digest(&r)), (n, h), "{f} against click -j 2");
+    }
     // Per thread: its own source's packets, its own tasks, nothing handed between threads.
     assert_eq!(two["packets"]["per_thread_from_source"], json!([n0, n1]));
     let th = &two["timing"]["threads"];
