@@ -660,7 +660,6 @@ impl Router {
         self.storage[e as usize]
     }
 
-
     /// Run every script element up to its next wait (`past_wait` false) or to its end.
     fn run_scripts(&mut self, past_wait: bool) -> Result<(), (u32, String)> {
         for k in 0..self.scripts.len() {
@@ -1522,12 +1521,7 @@ pub fn run_scripts_across(
     let names = first.graph.elements.clone();
     assert_eq!(owner.len(), names.len(), "one owner per element");
     let scripts: Vec<u32> = (0..names.len() as u32)
-        .filter(|&i| {
-            matches!(
-                names[i as usize].class.as_str(),
-                "Script" | "DriverManager"
-            )
-        })
+        .filter(|&i| matches!(names[i as usize].class.as_str(), "Script" | "DriverManager"))
         .collect();
     let mut stop = false;
     for i in scripts {

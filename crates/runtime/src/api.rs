@@ -969,7 +969,9 @@ fn run_tasks_inner(
         app,
         &plan.placement,
         part_dirs,
-        source.as_deref_mut().map(|s| s as &mut dyn pktflow_profile::run::PacketSource),
+        source
+            .as_deref_mut()
+            .map(|s| s as &mut dyn pktflow_profile::run::PacketSource),
         &sources,
         Some(&plan),
     )?;

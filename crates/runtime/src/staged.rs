@@ -805,9 +805,7 @@ fn worker(
     let own_tasks = setup.engine.is_some();
     let mut engine = match setup.engine {
         Some(e) => e,
-        None => {
-            Fast::new(graph, &app.base_dir, dir, shared).map_err(|d| format_diagnostics(&d))?
-        }
+        None => Fast::new(graph, &app.base_dir, dir, shared).map_err(|d| format_diagnostics(&d))?,
     };
     // A thread of a configuration's own tasks that hands nothing on runs its elements as one
     // thread does (its tasks are already its own: `keep_tasks`).
@@ -895,7 +893,12 @@ fn worker(
                 flags.stop.store(true, Ordering::Relaxed);
                 more = false;
             }
-            flags.work.settle(std::mem::take(&mut st.hands.pending), 0);
+            // What this thread handed on while generating (nothing, on a thread that hands
+            // nothing on: no shared counter touched).
+            let pending = std::mem::take(&mut st.hands.pending);
+            if pending != 0 {
+                flags.work.settle(pending, 0);
+            }
             turns += 1;
             if turns.is_multiple_of(32) {
                 if let Err(c) = pktflow_model::cancel::check() {

@@ -282,7 +282,9 @@ mod tests {
     use super::*;
 
     fn graph(conf: &str) -> AppGraph {
-        pktflow_click::parse_str(conf, "t.click").expect("parses").graph
+        pktflow_click::parse_str(conf, "t.click")
+            .expect("parses")
+            .graph
     }
 
     fn plan_of(conf: &str, threads: usize) -> Result<(AppGraph, Plan), String> {
@@ -333,17 +335,24 @@ mod tests {
 
     #[test]
     fn unnamed_tasks_on_thread_0_and_quiescent_ones_not_at_all() {
-        let conf = "a :: InfiniteSource(LIMIT 5) -> Discard; b :: InfiniteSource(LIMIT 5) -> Discard;
+        let conf =
+            "a :: InfiniteSource(LIMIT 5) -> Discard; b :: InfiniteSource(LIMIT 5) -> Discard;
                     StaticThreadSched(b -1);";
         let (g, p) = plan_of(conf, 2).unwrap();
-        assert_eq!(p.task_names(&g), vec![vec!["a".to_string()], Vec::<String>::new()]);
+        assert_eq!(
+            p.task_names(&g),
+            vec![vec!["a".to_string()], Vec::<String>::new()]
+        );
     }
 
     #[test]
     fn bad_hints_are_one_line() {
         let conf = "a :: InfiniteSource(LIMIT 5) -> Discard; StaticThreadSched(a 2);";
         let e = plan_of(conf, 2).unwrap_err();
-        assert!(e.contains("thread 2 for 'a' is out of range: --threads 2 runs threads 0 to 1"), "{e}");
+        assert!(
+            e.contains("thread 2 for 'a' is out of range: --threads 2 runs threads 0 to 1"),
+            "{e}"
+        );
         assert!(!e.contains('\n'), "{e}");
         let conf = "a :: InfiniteSource(LIMIT 5) -> Discard; StaticThreadSched(nosuch 1);";
         let e = plan_of(conf, 2).unwrap_err();
@@ -354,9 +363,14 @@ mod tests {
 
     #[test]
     fn a_compound_name_names_its_elements() {
-        let g = graph("p :: {input -> c :: Counter -> output}; a :: InfiniteSource(LIMIT 1) -> p -> Discard;");
+        let g = graph(
+            "p :: {input -> c :: Counter -> output}; a :: InfiniteSource(LIMIT 1) -> p -> Discard;",
+        );
         let names: Vec<&str> = g.elements.iter().map(|d| d.name.as_str()).collect();
-        let c = names.iter().position(|n| *n == "p/c").expect("flattened name p/c");
+        let c = names
+            .iter()
+            .position(|n| *n == "p/c")
+            .expect("flattened name p/c");
         assert_eq!(resolve(&g, "", "p"), vec![c]);
         assert_eq!(resolve(&g, "", "p/c"), vec![c]);
         assert!(resolve(&g, "", "q").is_empty());

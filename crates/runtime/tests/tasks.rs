@@ -206,17 +206,24 @@ fn a_queue_pulled_on_another_thread_gets_its_packets_through_the_rings() {
     assert_eq!(stat(&two, "c0", "count"), n0);
     assert_eq!(two["balance"]["handed_between_threads"], ip1);
     assert_eq!(two["balance"]["received_from_threads"], ip1);
-    assert_eq!(two["timing"]["threads"][0]["tasks"], json!(["fd0", "td0", "td1"]));
+    assert_eq!(
+        two["timing"]["threads"][0]["tasks"],
+        json!(["fd0", "td0", "td1"])
+    );
     let rings = two["timing"]["rings"].as_array().unwrap();
     assert_eq!(rings.len(), 1, "{rings:?}");
-    assert_eq!((rings[0]["from"].clone(), rings[0]["to_thread"].clone()), (json!(1), json!(0)));
+    assert_eq!(
+        (rings[0]["from"].clone(), rings[0]["to_thread"].clone()),
+        (json!(1), json!(0))
+    );
 }
 
 #[test]
 fn two_sources_into_one_thread_safe_queue() {
     // Click's ThreadSafeQueue: two threads push, one pulls (Unqueue on thread 1).
     let dir = tmp("tsq");
-    let text = "a :: InfiniteSource(LIMIT 3000, BURST 7) -> ca :: Counter -> q :: ThreadSafeQueue(100000);
+    let text =
+        "a :: InfiniteSource(LIMIT 3000, BURST 7) -> ca :: Counter -> q :: ThreadSafeQueue(100000);
                 b :: InfiniteSource(LIMIT 2000) -> cb :: Counter -> q;
                 q -> u :: Unqueue -> cu :: Counter -> Discard;
                 StaticThreadSched(a 0, b 1, u 1);";
