@@ -278,3 +278,55 @@ fn bad_thread_hints_are_one_line() {
         assert!(!dir.join("out").join("out0.pcap").exists());
     }
 }
+
+/// Thread hints on a configuration fed from `--trace`: the I/O thread hands each device's
+/// packets to the thread its FromDevice is on; each device's output as on one thread.
+#[test]
+fn hints_on_trace_fed_devices() {
+    let dir = tmp("devices");
+    let t = dir.join("in.pcap");
+    let n = trace(&t, 3000, 5);
+    let text = "fd0 :: FromDevice(eth0) -> c0 :: Counter -> Queue(100000) -> td0 :: ToDevice(eth0);
+                fd1 :: FromDevice(eth1) -> c1 :: Counter -> Queue(100000) -> td1 :: ToDevice(eth1);
+                StaticThreadSched(fd0 1, td0 1, fd1 0, td1 0);";
+    let conf = dir.join("dev.click");
+    std::fs::write(&conf, text).unwrap();
+    let run_on = |threads: usize, out: &str| {
+        let v = json!({
+            "app": conf.display().to_string(),
+            "trace": t.display().to_string(),
+            "input_port": "round-robin",
+            "out_dir": dir.join(out).display().to_string(),
+            "threads": threads,
+        });
+        let r = run(&Request::from_json(&v.to_string()).unwrap(), &mut |_| {}).unwrap();
+        assert_eq!(r["balance"]["conserved"], true, "{}", r["balance"]);
+        r
+    };
+    let one = run_on(1, "one");
+    let two = run_on(2, "two");
+    let (c0, c1) = (stat(&one, "c0", "count"), stat(&one, "c1", "count"));
+    // The trace's packets, and the neighbours' answers to ARP queries leaving a device.
+    assert_eq!(one["packets"]["from_source"], n);
+    assert_eq!(
+        c0 + c1,
+        n + one["packets"]["neighbor_arp_replies"].as_u64().unwrap()
+    );
+    assert!(c0 > 0 && c1 > 0, "both devices get packets");
+    assert_eq!(stat(&two, "c0", "count"), c0);
+    assert_eq!(stat(&two, "c1", "count"), c1);
+    // Thread 1 runs eth0's pipeline, thread 0 eth1's: each processes its device's packets.
+    let th = &two["timing"]["threads"];
+    assert_eq!(th[0]["tasks"], json!(["fd1", "td1"]));
+    assert_eq!(th[1]["tasks"], json!(["fd0", "td0"]));
+    assert_eq!(th[0]["packets_processed"], c1);
+    assert_eq!(th[1]["packets_processed"], c0);
+    assert_eq!(two["balance"]["handed_between_threads"], 0);
+    for f in ["eth0.pcap", "eth1.pcap"] {
+        assert_eq!(
+            std::fs::read(dir.join("one").join(f)).unwrap(),
+            std::fs::read(dir.join("two").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
