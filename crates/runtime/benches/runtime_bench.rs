@@ -223,6 +223,17 @@ struct Threads2 {
     pktflow: PathBuf,
 }
 
+/// A benchmark case: name, application, trace, hybrid mapping, and the side-by-side inputs for
+/// Click on one and on two threads.
+type Case = (
+    String,
+    String,
+    PathBuf,
+    PathBuf,
+    Option<ClickRef>,
+    Option<Threads2>,
+);
+
 /// Whether pktflow's scripts have `$(now)` and its arithmetic (a one-packet run tells).
 fn pktflow_has_now(dir: &Path) -> bool {
     let c = dir.join("now-probe.click");
@@ -367,14 +378,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
-    let mut cases: Vec<(
-        String,
-        String,
-        PathBuf,
-        PathBuf,
-        Option<ClickRef>,
-        Option<Threads2>,
-    )> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
     let two = kinds.contains(&"dump2") || kinds.contains(&"click2");
     let has_now = two && pktflow_has_now(&dir);
     if two && !has_now {
