@@ -152,6 +152,7 @@ def run_cmd(
         f"balance: {b['injected']} in + {b['created']} created = {b['output']} out + {b['dropped']} dropped "
         f"+ {b['held']} held ({'conserved' if b['conserved'] else 'NOT conserved'})"
     )
+    _print_script_output(r)
     stages = (r.get("placement") or {}).get("stages")
     t = Table(title=f"threads ({r['settings']['model']})")
     cols = ["thread", "core", "packets", "utilization", "waits for input", "ring occupancy"]
@@ -184,6 +185,16 @@ def run_cmd(
         console.print(f"wrote {f}")
     if "prediction" in r:
         _print_prediction(r["prediction"])
+
+
+def _print_script_output(r: dict) -> None:
+    """What the configuration's Script/DriverManager elements printed (``print``, ``read``), one
+    line each, prefixed by the element's name, as ``pktflow profile`` prints them. On several
+    threads the scripts run once, against every thread's elements (docs/runtime.md)."""
+    for name, st in (r.get("element_stats") or {}).items():
+        if isinstance(st, dict) and isinstance(st.get("output"), list):
+            for line in st["output"]:
+                console.print(f"{name}: {line}", markup=False, highlight=False)
 
 
 def _check_predict_arch(arch: str) -> None:
