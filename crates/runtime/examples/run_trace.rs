@@ -5,6 +5,7 @@
 //! `{"threads": 2}`).
 //!
 //! Run: `cargo run --release -p pktflow-runtime --example run_trace -- APP TRACE.pcap [RUNS]`
+//! (TRACE `-` for a configuration that reads its own packets)
 use pktflow_runtime::api::{run, Request};
 
 fn main() {
@@ -14,7 +15,12 @@ fn main() {
         std::process::exit(2);
     };
     let runs: usize = args.next().and_then(|s| s.parse().ok()).unwrap_or(1);
-    let mut v = serde_json::json!({"app": app, "trace": trace});
+    // `-`: the configuration reads its own packets (FromDump).
+    let mut v = if trace == "-" {
+        serde_json::json!({ "app": app })
+    } else {
+        serde_json::json!({"app": app, "trace": trace})
+    };
     if let Ok(extra) = std::env::var("PKTFLOW_RUN") {
         let extra: serde_json::Value = serde_json::from_str(&extra).unwrap_or_else(|e| {
             eprintln!("PKTFLOW_RUN: {e}");
