@@ -104,6 +104,9 @@ def test_click_multithreaded_replay_on_its_threads(capsys, tmp_path):
         code, out, err = run_main(capsys, "run", str(conf), "--threads", threads)
         assert code == 0, err
         assert "dm: c0 300 c1 200" in out
+    # The table: each thread's packets (its own source's).
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in out.splitlines() if ln.count("│") > 2]
+    assert [r[2] for r in rows] == ["300", "200"], out
     r = run_json("run", str(conf), "--threads", "2")
     assert r["packets"]["per_thread_from_source"] == [300, 200]
     assert [t["tasks"] for t in r["timing"]["threads"]] == [["fd0"], ["fd1"]]

@@ -163,10 +163,17 @@ def run_cmd(
     for th in tm["threads"]:
         # Element groups: what the thread took from its rings; copies of the graph: its share of the trace.
         taken = th.get("packets_taken_from_rings")
+        if taken is None:
+            packets = th["packets_from_source"]
+        elif th.get("tasks") is not None:
+            # A configuration's own tasks: what its sources made plus what the rings brought.
+            packets = th["packets_from_source"] + taken
+        else:
+            packets = taken
         row = [
             str(th["thread"]),
             "-" if th["core"] is None else str(th["core"]),
-            str(th["packets_from_source"] if taken is None else taken),
+            str(packets),
             f"{100 * th['utilization']:.0f}%",
             str(th["waits_for_input"]),
             f"{th['mean_ring_occupancy_batches']:.2f}",
