@@ -321,6 +321,7 @@ fn run_one(
 ) -> Result<Value, String> {
     let engine = new_fast(app, &out_dir_or_cwd(req), Arc::new(Shared::default()))?;
     let generators = engine.n_generators() > 0;
+    let generator_names = engine.generator_names();
     if generators && !matches!(req.source, Source::Auto { .. }) {
         return Err(format!(
             "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
@@ -365,15 +366,16 @@ fn run_one(
         taken: None,
     };
     let outputs = list_outputs(req, &w.devices, app);
-    Ok(report(
-        req,
-        app,
-        vec![w],
-        secs,
-        outputs,
-        json!([]),
-        Value::Null,
-    ))
+    let mut doc = report(req, app, vec![w], secs, outputs, json!([]), Value::Null);
+    if generators {
+        doc["source"] = own_sources(&generator_names).into();
+    }
+    Ok(doc)
+}
+
+/// The JSON's `source` of a run on the configuration's own sources.
+fn own_sources(names: &[String]) -> String {
+    format!("the configuration's own sources ({})", names.join(", "))
 }
 
 /// ToDump outputs and device pcaps in the output folder after a run.
@@ -547,17 +549,16 @@ fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, Stri
             let _ = std::fs::remove_dir_all(d);
         }
     };
-    let own_tasks = req.model == Model::Rtc
-        && runs_own_tasks(
-            app,
-            &Fast::new_deferred(
-                &app.graph,
-                &app.base_dir,
-                &part_dirs[0],
-                Arc::new(Shared::default()),
-            )
-            .map_err(|d| format_diagnostics(&d))?,
-        );
+    let probe = Fast::new_deferred(
+        &app.graph,
+        &app.base_dir,
+        &part_dirs[0],
+        Arc::new(Shared::default()),
+    )
+    .map_err(|d| format_diagnostics(&d))?;
+    let own_tasks = req.model == Model::Rtc && runs_own_tasks(app, &probe);
+    let generators = probe.generator_names();
+    drop(probe);
     let result = match req.model {
         Model::Rtc if own_tasks => run_tasks_inner(req, app, &part_dirs),
         Model::Rtc => run_rtc_inner(req, app, &part_dirs).map(|(w, s, r)| (w, s, r, Value::Null)),
@@ -583,7 +584,11 @@ fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, Stri
                 outputs.push(dest.display().to_string());
             }
         }
-        Ok(report(req, app, workers, secs, outputs, rings, placement))
+        let mut doc = report(req, app, workers, secs, outputs, rings, placement);
+        if own_tasks && !generators.is_empty() {
+            doc["source"] = own_sources(&generators).into();
+        }
+        Ok(doc)
     });
     cleanup(&part_dirs);
     result

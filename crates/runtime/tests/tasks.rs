@@ -161,6 +161,9 @@ fn two_pipelines_one_per_thread_do_what_one_thread_does() {
         let r = records(&dir.join("two").join(f));
         assert_eq!((r.len(), digest(&r)), (n, h), "{f} against click -j 2");
     }
+    for r in [&one, &two] {
+        assert_eq!(r["source"], "the configuration's own sources (fd0, fd1)");
+    }
     // Per thread: its own source's packets, its own tasks, nothing handed between threads.
     assert_eq!(two["packets"]["per_thread_from_source"], json!([n0, n1]));
     let th = &two["timing"]["threads"];
