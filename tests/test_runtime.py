@@ -87,6 +87,36 @@ def test_run_table_and_pipeline_table(capsys, trace):
     assert "pipeline" in out and "handed between threads" in out and "conserved" in out
 
 
+def test_click_multithreaded_replay_on_its_threads(capsys, tmp_path):
+    """Click's two-pipeline replay (one FromDump per thread, StaticThreadSched, a DriverManager
+    printing the counters) runs on 2 threads: each thread its own source, the printed line as
+    on one thread (docs/runtime.md, "A configuration's own tasks on threads")."""
+    for k, n in [(0, 300), (1, 200)]:
+        pktflow.write_synthetic(tmp_path / f"t{k}.pcap", n, seed=k + 1)
+    conf = tmp_path / "two.click"
+    conf.write_text(
+        "fd0 :: FromDump(t0.pcap, STOP true) -> c0 :: Counter -> Discard;\n"
+        "fd1 :: FromDump(t1.pcap, STOP true) -> c1 :: Counter -> Discard;\n"
+        "StaticThreadSched(fd0 0, fd1 1);\n"
+        'dm :: DriverManager(wait, wait, print "c0 $(c0.count) c1 $(c1.count)", stop);\n'
+    )
+    for threads in ["1", "2"]:
+        code, out, err = run_main(capsys, "run", str(conf), "--threads", threads)
+        assert code == 0, err
+        assert "dm: c0 300 c1 200" in out
+    # The table: each thread's packets (its own source's).
+    rows = [[c.strip() for c in ln.split("│")[1:-1]] for ln in out.splitlines() if ln.count("│") > 2]
+    assert [r[2] for r in rows] == ["300", "200"], out
+    r = run_json("run", str(conf), "--threads", "2")
+    assert r["packets"]["per_thread_from_source"] == [300, 200]
+    assert [t["tasks"] for t in r["timing"]["threads"]] == [["fd0"], ["fd1"]]
+    code, out, err = run_main(capsys, "run", str(conf), "--threads", "2", "--trace", str(tmp_path / "t0.pcap"))
+    assert code == 2 and "reads its own packets" in one_error_line(err)
+    conf.write_text(conf.read_text().replace("fd1 1", "fd1 2"))
+    code, out, err = run_main(capsys, "run", str(conf), "--threads", "2")
+    assert code == 2 and "out of range" in one_error_line(err)
+
+
 def test_pipeline_warmup_is_recorded_and_keeps_outputs(tmp_path, trace):
     one = tmp_path / "one"
     runtime.run("router", trace=trace, out_dir=one)

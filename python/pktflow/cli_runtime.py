@@ -153,6 +153,7 @@ def run_cmd(
         f"balance: {b['injected']} in + {b['created']} created = {b['output']} out + {b['dropped']} dropped "
         f"+ {b['held']} held ({'conserved' if b['conserved'] else 'NOT conserved'})"
     )
+    _print_script_output(r)
     stages = (r.get("placement") or {}).get("stages")
     t = Table(title=f"threads ({r['settings']['model']})")
     cols = ["thread", "core", "packets", "utilization", "waits for input", "ring occupancy"]
@@ -163,10 +164,17 @@ def run_cmd(
     for th in tm["threads"]:
         # Element groups: what the thread took from its rings; copies of the graph: its share of the trace.
         taken = th.get("packets_taken_from_rings")
+        if taken is None:
+            packets = th["packets_from_source"]
+        elif th.get("tasks") is not None:
+            # A configuration's own tasks: what its sources made plus what the rings brought.
+            packets = th["packets_from_source"] + taken
+        else:
+            packets = taken
         row = [
             str(th["thread"]),
             "-" if th["core"] is None else str(th["core"]),
-            str(th["packets_from_source"] if taken is None else taken),
+            str(packets),
             f"{100 * th['utilization']:.0f}%",
             str(th["waits_for_input"]),
             f"{th['mean_ring_occupancy_batches']:.2f}",
@@ -187,6 +195,16 @@ def run_cmd(
     _print_script_output(r)
     if "prediction" in r:
         _print_prediction(r["prediction"])
+
+
+def _print_script_output(r: dict) -> None:
+    """What the configuration's Script/DriverManager elements printed (``print``, ``read``), one
+    line each, prefixed by the element's name, as ``pktflow profile`` prints them. On several
+    threads the scripts run once, against every thread's elements (docs/runtime.md)."""
+    for name, st in (r.get("element_stats") or {}).items():
+        if isinstance(st, dict) and isinstance(st.get("output"), list):
+            for line in st["output"]:
+                console.print(f"{name}: {line}", markup=False, highlight=False)
 
 
 def _check_predict_arch(arch: str) -> None:

@@ -14,4 +14,4 @@ pub mod timing;
 pub use cx::Cx;
 pub use element::{Element, Ports, Processing, Role};
 pub use registry::{classes, ClassInfo};
-pub use runtime::{Router, RouterOptions};
+pub use runtime::{run_scripts_across, Router, RouterOptions};

@@ -197,6 +197,35 @@ impl Router {
         opts: &RouterOptions,
         shared: std::sync::Arc<crate::conf::Shared>,
     ) -> Result<Router, Vec<Diagnostic>> {
+        let mut r = Router::build(graph, opts, shared)?;
+        // Script instructions before their first wait run now, before any packet.
+        if let Err((i, m)) = r.run_scripts(false) {
+            let span = r.graph.elements[i as usize].span.clone();
+            return Err(vec![Diagnostic::error(span, m)]);
+        }
+        Ok(r)
+    }
+
+    /// As [`Router::new_shared`], without running the scripts' first phase (the instructions
+    /// before their first wait). For several routers of one graph whose scripts run once,
+    /// against the elements of all of them ([`run_scripts_across`]); a router built this way
+    /// runs no script itself, so [`Router::finish`] runs none either.
+    pub fn new_deferred(
+        graph: AppGraph,
+        opts: &RouterOptions,
+        shared: std::sync::Arc<crate::conf::Shared>,
+    ) -> Result<Router, Vec<Diagnostic>> {
+        let mut r = Router::build(graph, opts, shared)?;
+        r.scripts.clear();
+        Ok(r)
+    }
+
+    /// Instantiate and validate `graph`; no script has run.
+    fn build(
+        graph: AppGraph,
+        opts: &RouterOptions,
+        shared: std::sync::Arc<crate::conf::Shared>,
+    ) -> Result<Router, Vec<Diagnostic>> {
         let mut errs = Vec::new();
         let peers: std::sync::Arc<Vec<(String, String, String)>> = graph
             .elements
@@ -574,7 +603,7 @@ impl Router {
                 None => NO_EDGE,
             })
             .collect();
-        let mut r = Router {
+        let r = Router {
             graph,
             elems,
             out_edge,
@@ -612,12 +641,40 @@ impl Router {
             #[cfg(pktflow_timed)]
             visit_clock: Default::default(),
         };
-        // Script instructions before their first wait run now, before any packet.
-        if let Err((i, m)) = r.run_scripts(false) {
-            let span = r.graph.elements[i as usize].span.clone();
-            return Err(vec![Diagnostic::error(span, m)]);
-        }
         Ok(r)
+    }
+
+    /// Run only the tasks of the elements marked true (one flag per element): the
+    /// configuration's own sources (generators) and the elements that pull packets on their
+    /// own (a ToDevice behind a Queue, Unqueue). The others belong to other routers of the same
+    /// graph (Click's tasks on other threads, `pktflow run --threads N` with thread hints).
+    pub fn keep_tasks(&mut self, local: &[bool]) {
+        assert_eq!(local.len(), self.elems.len(), "one flag per element");
+        self.generators.retain(|&g| local[g as usize]);
+        self.gen_done.clear();
+        self.gen_next = 0;
+        self.pull_sinks.retain(|s| local[s.sink as usize]);
+    }
+
+    /// Elements that pull packets on their own, in declaration order (Click's pull tasks: a
+    /// ToDevice behind a Queue, Unqueue).
+    pub fn pull_tasks(&self) -> Vec<u32> {
+        self.pull_sinks.iter().map(|s| s.sink).collect()
+    }
+
+    /// The configuration's own sources (generators), in declaration order.
+    pub fn generator_elements(&self) -> &[u32] {
+        &self.generators
+    }
+
+    /// Trace injection points (FromDevice-like sources), in declaration order.
+    pub fn source_elements(&self) -> &[u32] {
+        &self.sources
+    }
+
+    /// Whether element `e` is a storage element (a Queue).
+    pub fn is_storage(&self, e: u32) -> bool {
+        self.storage[e as usize]
     }
 
     /// Run every script element up to its next wait (`past_wait` false) or to its end.
@@ -1465,6 +1522,64 @@ impl crate::elements::click::script::Handlers for RouterHandlers<'_> {
             _ => false,
         }
     }
+}
+
+/// Handlers of several routers of one graph, each element's those of the router that runs it.
+struct AcrossHandlers<'a, 'r> {
+    names: &'a [pktflow_model::ElementDecl],
+    routers: &'a mut [&'r mut Router],
+    owner: &'a [usize],
+}
+
+impl crate::elements::click::script::Handlers for AcrossHandlers<'_, '_> {
+    fn read(&self, spec: &str) -> Result<String, String> {
+        let (i, _) = find_handler(self.names, spec)?;
+        read_handler(self.names, &self.routers[self.owner[i]].elems, spec)
+    }
+    fn write(&mut self, spec: &str, value: &str) -> Result<(), String> {
+        let (i, h) = find_handler(self.names, spec)?;
+        self.routers[self.owner[i]].elems[i]
+            .write_handler(h, value)
+            .map_err(|m| format!("{}: {m}", self.names[i].name))
+    }
+}
+
+/// Run the scripts (Script, DriverManager) of several routers of one graph once, against the
+/// elements of all of them: element `i` is the one of `routers[owner[i]]` (the script element
+/// itself too). Up to each script's next wait (`past_wait` false), or to its end. Returns
+/// whether a script asked to stop; an error names the script element. For `pktflow run
+/// --threads N` on a configuration's own tasks: every router is built with
+/// [`Router::new_deferred`], and the scripts run before the threads start and after they end,
+/// as one Click router's do.
+pub fn run_scripts_across(
+    routers: &mut [&mut Router],
+    owner: &[usize],
+    past_wait: bool,
+) -> Result<bool, String> {
+    let Some(first) = routers.first() else {
+        return Ok(false);
+    };
+    let names = first.graph.elements.clone();
+    assert_eq!(owner.len(), names.len(), "one owner per element");
+    let scripts: Vec<u32> = (0..names.len() as u32)
+        .filter(|&i| matches!(names[i as usize].class.as_str(), "Script" | "DriverManager"))
+        .collect();
+    let mut stop = false;
+    for i in scripts {
+        let o = owner[i as usize];
+        let Some(mut s) = routers[o].elems[i as usize].take_script() else {
+            continue;
+        };
+        let mut h = AcrossHandlers {
+            names: &names,
+            routers,
+            owner,
+        };
+        let r = s.run(&mut h, past_wait);
+        routers[o].elems[i as usize].put_script(s);
+        stop |= r.map_err(|m| format!("{}: {}", names[i as usize].name, m))?;
+    }
+    Ok(stop)
 }
 
 /// A fate's element name, for reports.

@@ -191,6 +191,54 @@ fn thread_hints_are_kept() {
     );
 }
 
+/// Several routers of one graph, each running some of its sources (`keep_tasks`, `pktflow run
+/// --threads N`), and their scripts run once against all of them (`run_scripts_across`): the
+/// first phase before any packet, the rest at the end, each element's handlers those of the
+/// router that ran it; routers built with `new_deferred` run no script themselves.
+#[test]
+fn scripts_run_once_across_routers() {
+    let conf = "a :: InfiniteSource(LIMIT 3) -> c :: Counter -> Discard;
+                b :: InfiniteSource(LIMIT 2) -> d :: Counter -> Discard;
+                dm :: DriverManager(print \"before $(c.count) $(d.count)\", wait, print \"after $(c.count) $(d.count)\", stop);";
+    let g = pktflow_click::parse_str(conf, "across.click")
+        .unwrap()
+        .graph;
+    let names: Vec<&str> = g.elements.iter().map(|e| e.name.as_str()).collect();
+    let idx = |n: &str| names.iter().position(|x| *x == n).unwrap();
+    let mut routers: Vec<Router> = (0..2)
+        .map(|_| {
+            Router::new_deferred(g.clone(), &RouterOptions::default(), Default::default()).unwrap()
+        })
+        .collect();
+    // Router 0 runs a and c (and the script), router 1 b and d.
+    let mut owner = vec![0usize; names.len()];
+    owner[idx("b")] = 1;
+    owner[idx("d")] = 1;
+    for (k, r) in routers.iter_mut().enumerate() {
+        let tasks: Vec<bool> = owner.iter().map(|&o| o == k).collect();
+        r.keep_tasks(&tasks);
+    }
+    {
+        let mut rs: Vec<&mut Router> = routers.iter_mut().collect();
+        assert!(!pktflow_elements::run_scripts_across(&mut rs, &owner, false).unwrap());
+    }
+    let made: Vec<u64> = routers
+        .iter_mut()
+        .map(|r| r.run_generators(100, |_| {}))
+        .collect();
+    assert_eq!(made, vec![3, 2]);
+    for r in routers.iter_mut() {
+        r.finish().unwrap(); // runs no script: the deferred routers leave them
+    }
+    let mut rs: Vec<&mut Router> = routers.iter_mut().collect();
+    assert!(pktflow_elements::run_scripts_across(&mut rs, &owner, true).unwrap());
+    assert_eq!(
+        routers[0].stats()["dm"]["output"],
+        serde_json::json!(["before 0 0", "after 3 2"])
+    );
+    assert_eq!(routers[1].stats()["dm"]["output"], serde_json::json!([]));
+}
+
 /// An Ethernet/IPv4/TCP frame (checksums computed over the finished headers).
 fn tcp_frame(
     src: ([u8; 4], u16),

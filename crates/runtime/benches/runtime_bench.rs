@@ -25,21 +25,31 @@
 //! `PKTFLOW_CLICK` names (a userlevel `click`), timed from start to exit, less the mean time
 //! of 3 runs of the same configuration on empty inputs (start-up and shut-down).
 //!
+//! On two threads, as Click users write a multithreaded replay
+//! (`pktflow_runtime::clickref::write_click_threads`): two copies of that pipeline, each with
+//! its own FromDumps of the same inputs and a Counter after each, `StaticThreadSched` putting
+//! copy k's tasks on thread k, and a DriverManager printing the packets and the rate from
+//! `$(now)`. `dump2` runs that file with `pktflow run --threads 2` (its rate: the JSON's
+//! packets per second); `click2` with `click -j 2`, the multithread build that
+//! `PKTFLOW_CLICK_MT` names (its rate: the line its DriverManager prints). Until pktflow's
+//! scripts have `$(now)`, `dump2` runs a twin of the file whose DriverManager prints the
+//! packets only (said so at the start).
+//!
 //! Run: `cargo run --release -p pktflow-runtime --bin runtime-bench`
 //! (`PKTFLOW_BENCH_PACKETS`, default 1,000,000; `PKTFLOW_BENCH_APPS`, comma-separated;
 //! `PKTFLOW_BENCH_KINDS`, comma-separated among `functional`, `rtc1`, `rtc2`, `rtc2each`, `pipeline1`,
-//! `pipeline2`, `hybrid1`, `hybrid2`, `dump1`, `click`; default all, `click` only with
-//! `PKTFLOW_CLICK`).
+//! `pipeline2`, `hybrid1`, `hybrid2`, `dump1`, `click`, `dump2`, `click2`; default all, `click`
+//! only with `PKTFLOW_CLICK`, `click2` only with `PKTFLOW_CLICK_MT`).
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Run, Source};
 use pktflow_runtime::api::{run, Request};
-use pktflow_runtime::clickref::{write_click_ref, ClickRef, Sinks};
+use pktflow_runtime::clickref::{write_click_ref, write_click_threads, ClickRef, Sinks};
 use pktflow_traffic::{ip_checksum, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// The kinds of run, in the order they alternate (`PKTFLOW_BENCH_KINDS` chooses among them).
-const KINDS: [&str; 10] = [
+const KINDS: [&str; 12] = [
     "functional",
     "rtc1",
     "rtc2",
@@ -50,6 +60,8 @@ const KINDS: [&str; 10] = [
     "hybrid2",
     "dump1",
     "click",
+    "dump2",
+    "click2",
 ];
 
 /// The applications whose element classes Click has (the side-by-side kinds run only these).
@@ -203,12 +215,80 @@ fn dump1(cr: &ClickRef) -> f64 {
     r["timing"]["packets_per_second"].as_f64().unwrap()
 }
 
+/// The two-thread files of a side-by-side case: Click's (its DriverManager prints the rate from
+/// `$(now)`) and the one `pktflow run` runs (the same, or its twin that prints the packets only
+/// while pktflow's scripts have no `$(now)`).
+struct Threads2 {
+    click: PathBuf,
+    pktflow: PathBuf,
+}
+
+/// A benchmark case: name, application, trace, hybrid mapping, and the side-by-side inputs for
+/// Click on one and on two threads.
+type Case = (
+    String,
+    String,
+    PathBuf,
+    PathBuf,
+    Option<ClickRef>,
+    Option<Threads2>,
+);
+
+/// Whether pktflow's scripts have `$(now)` and its arithmetic (a one-packet run tells).
+fn pktflow_has_now(dir: &Path) -> bool {
+    let c = dir.join("now-probe.click");
+    std::fs::write(
+        &c,
+        "InfiniteSource(LIMIT 1) -> Discard; DriverManager(set t0 $(now), wait, print \"$(sub $(now) $t0)\", stop);",
+    )
+    .expect("write probe");
+    let req = Request::from_json(&serde_json::json!({"app": c.display().to_string()}).to_string())
+        .expect("request");
+    run(&req, &mut |_| {}).is_ok()
+}
+
+/// `pktflow run --threads 2` on the two-pipeline file: packets per second (JSON).
+fn dump2(cr: &ClickRef, t2: &Threads2) -> f64 {
+    let req = Request::from_json(
+        &serde_json::json!({"app": t2.pktflow.display().to_string(), "threads": 2}).to_string(),
+    )
+    .expect("request");
+    let r = run(&req, &mut |_| {}).unwrap_or_else(|e| panic!("{}: {e}", t2.pktflow.display()));
+    assert_eq!(r["balance"]["conserved"], true, "{}", r["balance"]);
+    assert_eq!(r["packets"]["from_source"], 2 * cr.packets);
+    assert_eq!(
+        r["packets"]["per_thread_from_source"],
+        serde_json::json!([cr.packets, cr.packets])
+    );
+    r["timing"]["packets_per_second"].as_f64().unwrap()
+}
+
+/// `click -j 2` on the two-pipeline file: the rate its DriverManager prints.
+fn click2(click_mt: &str, cr: &ClickRef, t2: &Threads2) -> f64 {
+    let (_, out) = click_run(click_mt, &["-j", "2"], &t2.click);
+    let field = |key: &str| {
+        out.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("click -j 2 printed no '{key}' line: {out}"))
+    };
+    assert_eq!(field("packets ") as u64, 2 * cr.packets, "click -j 2");
+    field("rate ")
+}
+
 /// Seconds of one run of `click` on `config`, from start to exit.
 fn click_seconds(click: &str, config: &Path) -> f64 {
+    click_run(click, &[], config).0
+}
+
+/// One run of `click ARGS config`: seconds from start to exit, and what it printed (Click's
+/// DriverManager prints on standard error).
+fn click_run(click: &str, args: &[&str], config: &Path) -> (f64, String) {
     let t0 = Instant::now();
     let out = std::process::Command::new(click)
+        .args(args)
         .arg(config)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .output()
         .unwrap_or_else(|e| {
@@ -228,7 +308,12 @@ fn click_seconds(click: &str, config: &Path) -> f64 {
         );
         std::process::exit(1);
     }
-    secs
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (secs, printed)
 }
 
 /// The side-by-side configuration with every input replaced by an empty pcap: what Click takes
@@ -276,6 +361,7 @@ fn main() {
             .iter()
             .copied()
             .filter(|k| *k != "click" || std::env::var("PKTFLOW_CLICK").is_ok())
+            .filter(|k| *k != "click2" || std::env::var("PKTFLOW_CLICK_MT").is_ok())
             .collect(),
     };
     let click = std::env::var("PKTFLOW_CLICK").ok();
@@ -283,11 +369,21 @@ fn main() {
         eprintln!("the kind click needs PKTFLOW_CLICK=PATH of a userlevel click binary");
         std::process::exit(2);
     }
+    let click_mt = std::env::var("PKTFLOW_CLICK_MT").ok();
+    if kinds.contains(&"click2") && click_mt.is_none() {
+        eprintln!("the kind click2 needs PKTFLOW_CLICK_MT=PATH of a multithread userlevel click binary (--enable-user-multithread)");
+        std::process::exit(2);
+    }
     let dir = std::env::temp_dir().join(format!("pktflow-runtime-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).expect("out dir");
-    let mut cases: Vec<(String, String, PathBuf, PathBuf, Option<ClickRef>)> = Vec::new();
+    let mut cases: Vec<Case> = Vec::new();
+    let two = kinds.contains(&"dump2") || kinds.contains(&"click2");
+    let has_now = two && pktflow_has_now(&dir);
+    if two && !has_now {
+        println!("pktflow's scripts have no $(now) yet: dump2 runs a twin of Click's two-thread file whose DriverManager prints the packets only");
+    }
     let r300 = router300(&dir);
     for name in ["router300", "nat1000", "mpls", "firewall", "l3switch"] {
         if let Some(o) = &only {
@@ -319,13 +415,29 @@ fn main() {
             serde_json::json!({"threads": [names, names]}).to_string(),
         )
         .expect("write mapping");
-        let side =
-            (kinds.contains(&"dump1") || kinds.contains(&"click")) && CLICK_APPS.contains(&name);
+        let side = (kinds.contains(&"dump1") || kinds.contains(&"click") || two)
+            && CLICK_APPS.contains(&name);
         let cr = side.then(|| {
             write_click_ref(&app, &trace, &dir, name, Sinks::Discard)
                 .unwrap_or_else(|e| panic!("{name}: side-by-side inputs: {e}"))
         });
-        cases.push((name.to_string(), app, trace, mapping, cr));
+        let t2 = cr.as_ref().filter(|_| two).map(|cr| {
+            let click = write_click_threads(&app, cr, 2, true)
+                .unwrap_or_else(|e| panic!("{name}: two-thread configuration: {e}"));
+            let pktflow = if has_now {
+                click.clone()
+            } else {
+                write_click_threads(&app, cr, 2, false)
+                    .unwrap_or_else(|e| panic!("{name}: two-thread configuration: {e}"))
+            };
+            println!(
+                "{name:10} two-thread files: click {}, pktflow {}",
+                click.display(),
+                pktflow.display()
+            );
+            Threads2 { click, pktflow }
+        });
+        cases.push((name.to_string(), app, trace, mapping, cr, t2));
     }
     println!("{n} packets per trace, best of {reps} runs (spread: slowest/best); the kinds of run alternate, so a change of the machine's load touches all of them");
     let load = || {
@@ -345,8 +457,10 @@ fn main() {
         "pktflow run hybrid (all replicated), 2 threads",
         "pktflow run rtc, 1 thread, Click's configuration",
         "click (userlevel), the same configuration",
+        "pktflow run --threads 2, two pipelines, StaticThreadSched",
+        "click -j 2 (multithread build), the same file",
     ];
-    for (name, app, trace, mapping, cr) in &cases {
+    for (name, app, trace, mapping, cr, t2) in &cases {
         let mut runs: Vec<Vec<f64>> = vec![Vec::new(); what.len()];
         // Click's start-up and shut-down, taken off each of its runs.
         let click_idle = match (&click, cr) {
@@ -361,6 +475,16 @@ fn main() {
         for _ in 0..reps {
             for (k, kind) in KINDS.iter().enumerate() {
                 if !kinds.contains(kind) {
+                    continue;
+                }
+                if matches!(*kind, "dump2" | "click2") {
+                    let (Some(cr), Some(t2)) = (cr, t2) else {
+                        continue;
+                    };
+                    runs[k].push(match *kind {
+                        "dump2" => dump2(cr, t2),
+                        _ => click2(click_mt.as_deref().expect("PKTFLOW_CLICK_MT"), cr, t2),
+                    });
                     continue;
                 }
                 if matches!(*kind, "dump1" | "click") {

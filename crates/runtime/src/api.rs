@@ -321,6 +321,7 @@ fn run_one(
 ) -> Result<Value, String> {
     let engine = new_fast(app, &out_dir_or_cwd(req), Arc::new(Shared::default()))?;
     let generators = engine.n_generators() > 0;
+    let generator_names = engine.generator_names();
     if generators && !matches!(req.source, Source::Auto { .. }) {
         return Err(format!(
             "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
@@ -365,15 +366,16 @@ fn run_one(
         taken: None,
     };
     let outputs = list_outputs(req, &w.devices, app);
-    Ok(report(
-        req,
-        app,
-        vec![w],
-        secs,
-        outputs,
-        json!([]),
-        Value::Null,
-    ))
+    let mut doc = report(req, app, vec![w], secs, outputs, json!([]), Value::Null);
+    if generators {
+        doc["source"] = own_sources(&generator_names).into();
+    }
+    Ok(doc)
+}
+
+/// The JSON's `source` of a run on the configuration's own sources.
+fn own_sources(names: &[String]) -> String {
+    format!("the configuration's own sources ({})", names.join(", "))
 }
 
 /// ToDump outputs and device pcaps in the output folder after a run.
@@ -442,14 +444,17 @@ fn report(
                 "waits_for_input": w.empty_waits,
                 "mean_ring_occupancy_batches": if w.pops > 0 { w.occupancy_sum as f64 / w.pops as f64 } else { 0.0 },
                 "packets_taken_from_rings": w.taken,
+                // A configuration's own tasks on their threads: the tasks thread k runs.
+                "tasks": placement["stages"][k].get("tasks"),
             })
         })
         .collect();
+    let own_tasks = placement["stages"][0].get("tasks").is_some();
     let per_thread_packets: Vec<u64> = workers.iter().map(|w| w.from_source).collect();
     let mut stats = serde_json::Map::new();
     if workers.len() == 1 {
         stats = workers[0].stats.as_object().cloned().unwrap_or_default();
-    } else if req.model != Model::Rtc {
+    } else if req.model != Model::Rtc || !placement.is_null() {
         // Element groups: each element's handlers from the thread that runs it; replicated
         // elements only per thread (element_stats_per_thread).
         let mut seen: std::collections::BTreeMap<&String, usize> = Default::default();
@@ -481,7 +486,11 @@ fn report(
             "batch": req.batch,
             "reply_every": req.reply_every,
             "state": "shared",
-            "dispatch": "symmetric IPv4 5-tuple hash (non-IPv4 frames: thread of hash 0)",
+            "dispatch": if own_tasks {
+                "the configuration's tasks (its sources and pulling elements) on the threads its StaticThreadSched gives them, as click -j N (others on thread 0)"
+            } else {
+                "symmetric IPv4 5-tuple hash (non-IPv4 frames: thread of hash 0)"
+            },
             "profile_packets": (req.model == Model::Pipeline).then_some(req.profile_packets),
             "warmup": req.warmup,
         },
@@ -540,7 +549,18 @@ fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, Stri
             let _ = std::fs::remove_dir_all(d);
         }
     };
+    let probe = Fast::new_deferred(
+        &app.graph,
+        &app.base_dir,
+        &part_dirs[0],
+        Arc::new(Shared::default()),
+    )
+    .map_err(|d| format_diagnostics(&d))?;
+    let own_tasks = req.model == Model::Rtc && runs_own_tasks(app, &probe);
+    let generators = probe.generator_names();
+    drop(probe);
     let result = match req.model {
+        Model::Rtc if own_tasks => run_tasks_inner(req, app, &part_dirs),
         Model::Rtc => run_rtc_inner(req, app, &part_dirs).map(|(w, s, r)| (w, s, r, Value::Null)),
         Model::Pipeline | Model::Hybrid => run_staged_inner(req, app, &part_dirs),
     };
@@ -564,7 +584,11 @@ fn run_rtc(req: &Request, app: &pktflow_profile::app::App) -> Result<Value, Stri
                 outputs.push(dest.display().to_string());
             }
         }
-        Ok(report(req, app, workers, secs, outputs, rings, placement))
+        let mut doc = report(req, app, workers, secs, outputs, rings, placement);
+        if own_tasks && !generators.is_empty() {
+            doc["source"] = own_sources(&generators).into();
+        }
+        Ok(doc)
     });
     cleanup(&part_dirs);
     result
@@ -579,13 +603,6 @@ fn run_rtc_inner(
     let shared = Arc::new(Shared::default());
     // Check the graph and its source once on this thread, before starting anything.
     let probe = new_fast(app, &part_dirs[0], shared.clone())?;
-    if probe.n_generators() > 0 {
-        return Err(format!(
-            "{}: the configuration reads its own packets ({}); several threads need packets from --trace or --synthetic",
-            app.graph.file,
-            probe.generator_names().join(", ")
-        ));
-    }
     if probe.n_sources() == 0 {
         return Err(format!(
             "{}: the application has no packet source (FromDevice/PollDevice)",
@@ -859,9 +876,26 @@ fn run_staged_inner(
         ),
     };
     let mut source = packet_source(app, &req.source)?;
-    let (reports, secs, rings) =
-        crate::staged::run_staged(req, app, &placement, part_dirs, source.as_mut(), &sources)?;
-    let workers = reports
+    let (reports, secs, rings) = crate::staged::run_staged(
+        req,
+        app,
+        &placement,
+        part_dirs,
+        Some(source.as_mut()),
+        &sources,
+        None,
+    )?;
+    Ok((
+        stage_workers(reports),
+        secs,
+        rings,
+        placement.to_json(&g, costs.as_deref()),
+    ))
+}
+
+/// The workers' reports of element groups on threads.
+fn stage_workers(reports: Vec<crate::staged::StageReport>) -> Vec<WorkerReport> {
+    reports
         .into_iter()
         .map(|r| WorkerReport {
             balance: r.balance,
@@ -878,12 +912,79 @@ fn run_staged_inner(
             pops: r.inputs.iter().map(|i| i.2).sum(),
             taken: Some(r.packets_taken),
         })
-        .collect();
+        .collect()
+}
+
+/// Whether `--threads N` (N > 1, `--model rtc`) runs the configuration's own tasks on the
+/// threads its hints give them (`crate::tasks`), as `click -j N` does, instead of copies of the
+/// graph fed by flow hash: when it makes its own packets (FromDump, InfiniteSource, ...) or
+/// names threads (StaticThreadSched).
+fn runs_own_tasks(app: &pktflow_profile::app::App, probe: &Fast) -> bool {
+    probe.n_generators() > 0 || crate::tasks::has_hints(&app.graph)
+}
+
+/// `--threads N` on the configuration's own tasks (`crate::tasks`).
+fn run_tasks_inner(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    part_dirs: &[PathBuf],
+) -> Result<(Vec<WorkerReport>, f64, Value, Value), String> {
+    let probe = Fast::new_deferred(
+        &app.graph,
+        &app.base_dir,
+        &part_dirs[0],
+        Arc::new(Shared::default()),
+    )
+    .map_err(|d| format_diagnostics(&d))?;
+    let generators = probe.n_generators() > 0;
+    if generators && !matches!(req.source, Source::Auto { .. }) {
+        return Err(format!(
+            "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
+            app.graph.file,
+            probe.generator_names().join(", ")
+        ));
+    }
+    if !generators && probe.n_sources() == 0 {
+        return Err(format!(
+            "{}: the application has no packet source: no FromDevice/PollDevice to receive trace packets and no FromDump/InfiniteSource of its own",
+            app.graph.file
+        ));
+    }
+    if req.io == Io::Each {
+        return Err("--io each applies to copies of the graph fed by flow hash; this configuration's tasks run on the threads its StaticThreadSched gives them".into());
+    }
+    let hints = crate::tasks::hints(&app.graph, req.threads)?;
+    let tg = crate::tasks::TaskGraph::of(&app.graph, &probe.0);
+    let plan = crate::tasks::plan(&tg, &hints, req.threads);
+    let g = crate::mapping::GraphInfo {
+        names: app.graph.element_names(),
+        classes: app.graph.elements.iter().map(|e| e.class.clone()).collect(),
+        push: tg.push.clone(),
+        pull: tg.pull.clone(),
+    };
+    let sources: Vec<u32> = probe.0.source_elements().to_vec();
+    drop(probe);
+    let mut source = if generators {
+        None
+    } else {
+        Some(packet_source(app, &req.source)?)
+    };
+    let (reports, secs, rings) = crate::staged::run_staged(
+        req,
+        app,
+        &plan.placement,
+        part_dirs,
+        source
+            .as_deref_mut()
+            .map(|s| s as &mut dyn pktflow_profile::run::PacketSource),
+        &sources,
+        Some(&plan),
+    )?;
     Ok((
-        workers,
+        stage_workers(reports),
         secs,
         rings,
-        placement.to_json(&g, costs.as_deref()),
+        plan.to_json(&g, &app.graph),
     ))
 }
 

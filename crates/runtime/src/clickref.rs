@@ -230,7 +230,18 @@ fn click_config(
     name: &str,
     sinks: Sinks,
 ) -> String {
-    let mut s = format!(
+    let mut s = header(a, sinks);
+    let p = pipeline(a, inputs, dir, name, sinks, "", false);
+    s.push_str(&p.text);
+    let pauses = vec!["pause"; p.dumps.len()].join(", ");
+    s.push_str(&format!(
+        "// Stop once every FromDump has read its file.\nclick_ref_driver :: DriverManager({pauses}, stop);\n"
+    ));
+    s
+}
+
+fn header(a: &App, sinks: Sinks) -> String {
+    format!(
         "// {} on its trace, written by pktflow for a side-by-side run with Click\n\
          // (docs/benchmarks.md, \"Side by side with Click\"): devices replaced by FromDump and {}.\n",
         a.graph.file,
@@ -238,9 +249,53 @@ fn click_config(
             Sinks::Discard => "Discard",
             Sinks::Dump => "ToDump",
         }
-    );
-    let mut n_dumps = 0;
-    for e in &a.graph.elements {
+    )
+}
+
+/// Classes whose names are the whole configuration's (an IPRewriterPatterns' pattern names,
+/// AddressInfo's addresses): Click refuses a second definition of a name ("pattern 'NAT'
+/// already defined"), so the copies of [`write_click_threads`] share the first copy's.
+const GLOBAL_NAMES: &[&str] = &["IPRewriterPatterns", "AddressInfo"];
+
+/// One copy of the application's graph for Click.
+struct Pipeline {
+    text: String,
+    /// Names of its FromDump elements.
+    dumps: Vec<String>,
+    /// Names of its device outputs (Discard or ToDump: the tasks that pull from its Queues).
+    outputs: Vec<String>,
+    /// Names of the Counters after its FromDumps (with `counters`).
+    counters: Vec<String>,
+}
+
+/// The application's elements and connections for Click, every name starting with `prefix`;
+/// with `counters`, a Counter after each FromDump.
+fn pipeline(
+    a: &App,
+    inputs: &[(String, PathBuf)],
+    dir: &Path,
+    name: &str,
+    sinks: Sinks,
+    prefix: &str,
+    counters: bool,
+) -> Pipeline {
+    let mut p = Pipeline {
+        text: String::new(),
+        dumps: Vec::new(),
+        outputs: Vec::new(),
+        counters: Vec::new(),
+    };
+    let el = |i: usize| format!("{prefix}{}", click_name(&a.graph.elements[i].name));
+    // A FromDump's connections leave from its Counter.
+    let mut counter_of = vec![None; a.graph.elements.len()];
+    for (i, e) in a.graph.elements.iter().enumerate() {
+        // Names these define are the configuration's, not a copy's: written once.
+        if !prefix.is_empty()
+            && !prefix.starts_with("p0_")
+            && GLOBAL_NAMES.contains(&e.class.as_str())
+        {
+            continue;
+        }
         let (class, config) = match e.class.as_str() {
             "FromDevice" | "PollDevice" => {
                 let dev = first_arg(&e.config);
@@ -249,33 +304,115 @@ fn click_config(
                     .find(|(d, _)| *d == dev)
                     .map(|(_, p)| p.display().to_string())
                     .unwrap_or_default();
-                n_dumps += 1;
+                p.dumps.push(el(i));
+                if counters {
+                    let c = format!("{}_count", el(i));
+                    counter_of[i] = Some(c.clone());
+                    p.counters.push(c);
+                }
                 ("FromDump".to_string(), format!("{file}, STOP true"))
             }
-            "ToDevice" => match sinks {
-                Sinks::Discard => ("Discard".to_string(), String::new()),
-                Sinks::Dump => {
-                    let dev = first_arg(&e.config);
-                    let out = dir.join(format!("{name}-out-{dev}.pcap"));
-                    ("ToDump".to_string(), out.display().to_string())
+            "ToDevice" => {
+                p.outputs.push(el(i));
+                match sinks {
+                    Sinks::Discard => ("Discard".to_string(), String::new()),
+                    Sinks::Dump => {
+                        let dev = first_arg(&e.config);
+                        let out = dir.join(format!("{name}-out-{prefix}{dev}.pcap"));
+                        ("ToDump".to_string(), out.display().to_string())
+                    }
                 }
-            },
+            }
             c => (c.to_string(), e.config.clone()),
         };
-        s.push_str(&format!("{} :: {class}({config});\n", click_name(&e.name)));
+        p.text
+            .push_str(&format!("{} :: {class}({config});\n", el(i)));
+        if let Some(c) = &counter_of[i] {
+            p.text.push_str(&format!("{} -> {c} :: Counter;\n", el(i)));
+        }
     }
     for c in &a.graph.connections {
-        s.push_str(&format!(
-            "{} [{}] -> [{}] {};\n",
-            click_name(&a.graph.elements[c.from].name),
+        let from = counter_of[c.from].clone().unwrap_or_else(|| el(c.from));
+        p.text.push_str(&format!(
+            "{from} [{}] -> [{}] {};\n",
             c.from_port,
             c.to_port,
-            click_name(&a.graph.elements[c.to].name)
+            el(c.to)
         ));
     }
-    let pauses = vec!["pause"; n_dumps].join(", ");
+    p
+}
+
+/// The side-by-side configuration as Click users write a multithreaded replay
+/// (docs/benchmarks.md, "Side by side with Click"): `threads` copies of the application's
+/// graph, copy k's names starting with `pK_`, each reading the inputs of `cr` with its own
+/// FromDumps (each followed by a Counter), a `StaticThreadSched` putting copy k's tasks (its
+/// FromDumps and device outputs) on thread k, and a `DriverManager` that waits for every
+/// FromDump to end, then prints the counters' sum (`packets N`) and, with `rate`, the rate
+/// from `$(now)` before and after (`rate R`, packets per second, Click's Script arithmetic).
+/// Written beside `cr.config` as `NAME-click{threads}.click` (`-counts` without `rate`).
+pub fn write_click_threads(
+    app: &str,
+    cr: &ClickRef,
+    threads: usize,
+    rate: bool,
+) -> Result<PathBuf, String> {
+    let a = load_app(app)?;
+    let dir = cr
+        .config
+        .parent()
+        .ok_or("the configuration has no folder")?
+        .to_path_buf();
+    let stem = cr
+        .config
+        .file_name()
+        .and_then(|f| f.to_str())
+        .and_then(|f| f.strip_suffix("-click.click"))
+        .ok_or("not a configuration write_click_ref wrote")?
+        .to_string();
+    let mut s = header(&a, Sinks::Discard);
     s.push_str(&format!(
-        "// Stop once every FromDump has read its file.\nclick_ref_driver :: DriverManager({pauses}, stop);\n"
+        "// {threads} copies of the pipeline, copy k's tasks on thread k (click -j {threads}).\n"
     ));
-    s
+    let mut sched = Vec::new();
+    let mut counters = Vec::new();
+    let mut pauses = 0;
+    for k in 0..threads {
+        let p = pipeline(
+            &a,
+            &cr.inputs,
+            &dir,
+            &stem,
+            Sinks::Discard,
+            &format!("p{k}_"),
+            true,
+        );
+        s.push_str(&p.text);
+        for t in p.dumps.iter().chain(&p.outputs) {
+            sched.push(format!("{t} {k}"));
+        }
+        pauses += p.dumps.len();
+        counters.extend(p.counters);
+    }
+    s.push_str(&format!("StaticThreadSched({});\n", sched.join(", ")));
+    let sum = counters
+        .iter()
+        .map(|c| format!("$({c}.count)"))
+        .reduce(|x, c| format!("$(add {x} {c})"))
+        .unwrap_or_else(|| "0".into());
+    let waits = vec!["pause"; pauses].join(", ");
+    let text = if rate {
+        format!(
+            "DriverManager(set t0 $(now), {waits}, set t1 $(now), print \"packets {sum}\", print \"rate $(div {sum} $(sub $t1 $t0))\", stop);\n"
+        )
+    } else {
+        format!("DriverManager({waits}, print \"packets {sum}\", stop);\n")
+    };
+    s.push_str(&text);
+    let config = dir.join(format!(
+        "{stem}-click{threads}{}.click",
+        if rate { "" } else { "-counts" }
+    ));
+    std::fs::write(&config, s).map_err(|e| format!("{}: {e}", config.display()))?;
+    Ok(config)
 }

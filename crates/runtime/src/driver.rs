@@ -251,16 +251,27 @@ impl<E: Engine> Driver<E> {
                 self.source_limit_hit = true;
                 break;
             }
-            if self.engine.stopped() || !self.engine.generate_next() {
+            if !self.generate_one()? {
                 break;
             }
-            self.from_source = true;
-            self.from_source_count += 1;
-            self.next_id += 1;
-            self.last_ts = self.engine.last_timestamp();
-            self.after_packet()?;
         }
         Ok(())
+    }
+
+    /// The next packet of the configuration's own sources, processed; false once they are
+    /// exhausted or a stop was requested. The neighbours' answers it causes wait in
+    /// [`Driver::take_pending`].
+    #[inline]
+    pub fn generate_one(&mut self) -> Result<bool, String> {
+        if self.engine.stopped() || !self.engine.generate_next() {
+            return Ok(false);
+        }
+        self.from_source = true;
+        self.from_source_count += 1;
+        self.next_id += 1;
+        self.last_ts = self.engine.last_timestamp();
+        self.after_packet()?;
+        Ok(true)
     }
 
     /// Flush the outputs: the elements' files (ToDump) and the device pcaps. Returns the device

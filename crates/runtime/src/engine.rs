@@ -203,6 +203,21 @@ impl Fast {
         pktflow_elements_fast::Router::new_shared(graph.clone(), &opts, shared).map(Fast)
     }
 
+    /// As [`Fast::new`], the scripts left to [`pktflow_elements_fast::run_scripts_across`]
+    /// (one of several routers of a graph whose scripts run once, against all of them).
+    pub fn new_deferred(
+        graph: &AppGraph,
+        base_dir: &Path,
+        out_dir: &Path,
+        shared: Arc<Shared>,
+    ) -> Result<Self, Vec<Diagnostic>> {
+        let opts = pktflow_elements_fast::RouterOptions {
+            base_dir: base_dir.to_path_buf(),
+            out_dir: out_dir.to_path_buf(),
+        };
+        pktflow_elements_fast::Router::new_deferred(graph.clone(), &opts, shared).map(Fast)
+    }
+
     pub fn balance(&self) -> Balance {
         let c = self.0.counts();
         Balance {

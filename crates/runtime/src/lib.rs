@@ -29,3 +29,4 @@ pub mod mapping;
 pub mod merge;
 pub mod ring;
 pub mod staged;
+pub mod tasks;

@@ -271,6 +271,12 @@ struct Flags {
     work: InFlight,
     abort: AtomicBool,
     error: Mutex<Option<String>>,
+    /// A configuration's own tasks: a stop was requested on some thread (a script's `stop`,
+    /// `COUNT_CALL ... stop`); every thread's sources stop, as Click's driver does.
+    stop: AtomicBool,
+    /// A configuration's own tasks: threads whose sources have not finished. The last to
+    /// finish plays the I/O thread's end ([`InFlight::io_finished`]).
+    sources_left: std::sync::atomic::AtomicUsize,
 }
 
 impl Flags {
@@ -282,13 +288,21 @@ impl Flags {
 
 /// Run `req` with `placement` on its threads, each writing its outputs into `part_dirs[k]`.
 /// Returns the workers' reports, the wall time and the rings as JSON.
+///
+/// `tasks`: the configuration's own tasks on the threads its hints give them (`crate::tasks`):
+/// each thread runs the configuration's sources (FromDump, InfiniteSource, ...) and pulling
+/// elements its plan gives it, besides what the rings bring; `source` is then `None` when the
+/// configuration makes its own packets. The routers are built here, before the threads start,
+/// and the scripts (DriverManager, Script) run once against the elements of all of them:
+/// their first phase before the threads start, the rest once every thread has finished.
 pub fn run_staged(
     req: &Request,
     app: &App,
     placement: &Placement,
     part_dirs: &[PathBuf],
-    source: &mut dyn PacketSource,
+    mut source: Option<&mut dyn PacketSource>,
     sources: &[u32],
+    tasks: Option<&crate::tasks::Plan>,
 ) -> Result<(Vec<StageReport>, f64, Value), String> {
     let n = placement.threads;
     let slots = req.ring_slots;
@@ -340,7 +354,7 @@ pub fn run_staged(
     let mut inputs: Vec<Vec<Input<Batch>>> = (0..n).map(|_| Vec::new()).collect();
     let mut outboxes: Vec<Vec<Outbox>> = (0..n).map(|_| Vec::new()).collect();
     let mut io_links: Vec<Option<LinkOut<TraceBatch>>> = (0..n).map(|_| None).collect();
-    for src in sources {
+    for src in sources.iter().filter(|_| source.is_some()) {
         for &y in &placement.of[*src as usize] {
             if io_links[y].is_none() {
                 let (tx, rx) = link::<TraceBatch>(slots);
@@ -375,26 +389,69 @@ pub fn run_staged(
             }
         }
     }
+    // A thread that hands nothing to another needs no check of where a packet goes.
+    let closed: Vec<bool> = pairs
+        .iter()
+        .enumerate()
+        .map(|(a, row)| row.iter().enumerate().all(|(b, &on)| !on || a == b))
+        .collect();
+    let shared = Arc::new(Shared::default());
+    // The configuration's own tasks: every router built here, the scripts' first phase run
+    // against all of them.
+    let mut engines: Vec<Option<Fast>> = (0..n).map(|_| None).collect();
+    let mut stop_now = false;
+    let mut with_sources = 0;
+    if let Some(plan) = tasks {
+        for (k, slot) in engines.iter_mut().enumerate() {
+            let mut e = Fast::new_deferred(graph, &app.base_dir, &part_dirs[k], shared.clone())
+                .map_err(|d| format_diagnostics(&d))?;
+            e.0.keep_tasks(&plan.tasks[k]);
+            with_sources += usize::from(e.0.n_generators() > 0);
+            *slot = Some(e);
+        }
+        let owner: Vec<usize> = placement.of.iter().map(|t| t[0]).collect();
+        let mut rs: Vec<&mut pktflow_elements_fast::Router> = engines
+            .iter_mut()
+            .map(|e| &mut e.as_mut().expect("built above").0)
+            .collect();
+        stop_now = pktflow_elements_fast::run_scripts_across(&mut rs, &owner, false)?;
+    }
     let flags = Flags {
         work: InFlight::new(),
         abort: AtomicBool::new(false),
         error: Mutex::new(None),
+        stop: AtomicBool::new(stop_now),
+        sources_left: std::sync::atomic::AtomicUsize::new(with_sources),
     };
-    let shared = Arc::new(Shared::default());
+    let own_sources = tasks.is_some() && source.is_none();
+    if own_sources && with_sources == 0 {
+        flags.work.io_finished();
+    }
     let limit = (n * slots * batch).max(1024) as i64;
     let t0 = Instant::now();
     let (reports, io_full_waits) = std::thread::scope(|s| {
         let mut handles = Vec::new();
-        for (k, ((io_in, ins), outs)) in io_inputs.into_iter().zip(inputs).zip(outboxes).enumerate()
+        for (k, (((io_in, ins), outs), engine)) in io_inputs
+            .into_iter()
+            .zip(inputs)
+            .zip(outboxes)
+            .zip(engines)
+            .enumerate()
         {
             let shared = shared.clone();
             let dir = part_dirs[k].clone();
             let flags = &flags;
+            let closed = closed[k];
             handles.push(s.spawn(move || {
                 // A panic stops the run with an error instead of leaving the others waiting.
                 let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let setup = Setup {
+                        engine,
+                        closed,
+                        limit,
+                    };
                     worker(
-                        req, app, placement, k, io_in, ins, outs, &dir, shared, flags,
+                        req, app, placement, k, io_in, ins, outs, &dir, shared, flags, setup,
                     )
                 }))
                 .unwrap_or_else(|_| Err(format!("worker thread {k} panicked")));
@@ -404,11 +461,15 @@ pub fn run_staged(
                 r
             }));
         }
-        if req.pin && req.io == Io::Dedicated {
+        let mut full_waits = vec![0u64; n];
+        if req.pin && req.io == Io::Dedicated && source.is_some() {
             pin_to(n);
         }
-        let mut full_waits = vec![0u64; n];
         let io = (|| -> Result<(), String> {
+            // The configuration makes its own packets: no I/O thread.
+            let Some(source) = source.as_deref_mut() else {
+                return Ok(());
+            };
             let new_batch = || TraceBatch::with_capacity(batch, BATCH_BYTES_EACH);
             // One batch being filled per thread holding a source (the others' stay empty).
             let mut batches: Vec<TraceBatch> = io_links
@@ -491,9 +552,11 @@ pub fn run_staged(
         if let Err(e) = io {
             flags.fail(e);
         }
-        flags.work.io_finished();
+        if !own_sources {
+            flags.work.io_finished();
+        }
         drop(io_links);
-        let reports: Vec<Result<StageReport, String>> = handles
+        let reports: Vec<Result<(StageReport, Driver<Fast>), String>> = handles
             .into_iter()
             .map(|h| {
                 h.join()
@@ -507,7 +570,19 @@ pub fn run_staged(
         // The first failure; a worker stopped by another's failure says less.
         return Err(e);
     }
-    let reports: Vec<StageReport> = reports.into_iter().collect::<Result<_, _>>()?;
+    let done: Vec<(StageReport, Driver<Fast>)> = reports.into_iter().collect::<Result<_, _>>()?;
+    let (mut reports, mut drivers): (Vec<StageReport>, Vec<Driver<Fast>>) =
+        done.into_iter().unzip();
+    if tasks.is_some() {
+        // The scripts' waits end with the packets: the rest of them runs now, once.
+        let owner: Vec<usize> = placement.of.iter().map(|t| t[0]).collect();
+        let mut rs: Vec<&mut pktflow_elements_fast::Router> =
+            drivers.iter_mut().map(|d| &mut d.engine.0).collect();
+        pktflow_elements_fast::run_scripts_across(&mut rs, &owner, true)?;
+    }
+    for (k, (r, d)) in reports.iter_mut().zip(drivers.iter_mut()).enumerate() {
+        complete(r, d, graph, placement, k)?;
+    }
     let mut rings = Vec::new();
     let slots_real = slots.clamp(2, ring::MAX_CAPACITY).next_power_of_two();
     for (k, r) in reports.iter().enumerate() {
@@ -615,6 +690,18 @@ impl Stage<'_> {
         }
     }
 
+    /// The next packet of the configuration's own sources on this thread, and what it causes
+    /// here, in order; false once they are exhausted or stopped.
+    #[inline]
+    fn generate(&mut self) -> Result<bool, String> {
+        if !self.d.generate_one()? {
+            return Ok(false);
+        }
+        self.route();
+        self.run_work()?;
+        Ok(true)
+    }
+
     /// A packet of the trace, and what it causes here (replicas chosen on this thread) in order.
     #[inline]
     fn trace(&mut self, tp: &TraceRef<'_>) -> Result<(), String> {
@@ -711,14 +798,20 @@ fn worker(
     dir: &Path,
     shared: Arc<Shared>,
     flags: &Flags,
-) -> Result<StageReport, String> {
+    setup: Setup,
+) -> Result<(StageReport, Driver<Fast>), String> {
     let core = if req.pin { pin_to(k) } else { None };
     let graph = &app.graph;
-    let mut engine =
-        Fast::new(graph, &app.base_dir, dir, shared).map_err(|d| format_diagnostics(&d))?;
-    let local = placement.local_mask(k);
-    engine.0.set_local(local);
-    let holds: Vec<bool> = placement.of.iter().map(|ts| ts.contains(&k)).collect();
+    let own_tasks = setup.engine.is_some();
+    let mut engine = match setup.engine {
+        Some(e) => e,
+        None => Fast::new(graph, &app.base_dir, dir, shared).map_err(|d| format_diagnostics(&d))?,
+    };
+    // A thread of a configuration's own tasks that hands nothing on runs its elements as one
+    // thread does (its tasks are already its own: `keep_tasks`).
+    if !(own_tasks && setup.closed) {
+        engine.0.set_local(placement.local_mask(k));
+    }
     // A packet for a replicated element held here is visited at once when its flow picks this
     // replica (depth first, as on one thread), else set aside for the replica it picks.
     let replicated: Vec<bool> = placement
@@ -764,11 +857,63 @@ fn worker(
     let mut empty_waits = 0u64;
     let mut idle = 0u64;
     let mut taken = 0u64;
+    // The configuration's own sources on this thread (FromDump, InfiniteSource, ...): those
+    // that do not end by themselves stop after MAX_CONFIG_SOURCE_PACKETS on each thread.
+    let mut generating = own_tasks && st.d.engine.0.n_generators() > 0;
+    let capped = !st.d.engine.0.generators_finite();
+    let mut turns = 0u64;
     'run: loop {
         if flags.abort.load(Ordering::Relaxed) {
             break;
         }
         let mut did = false;
+        if generating && flags.work.count() <= setup.limit {
+            did = true;
+            let mut more = !flags.stop.load(Ordering::Relaxed);
+            for _ in 0..batch {
+                if !more {
+                    break;
+                }
+                if capped
+                    && st.d.from_source_count >= pktflow_profile::run::MAX_CONFIG_SOURCE_PACKETS
+                {
+                    st.d.source_limit_hit = true;
+                    more = false;
+                    break;
+                }
+                match st.generate() {
+                    Ok(m) => more = m,
+                    Err(e) => {
+                        flags.fail(e);
+                        break 'run;
+                    }
+                }
+            }
+            if st.d.engine.0.stopped() {
+                flags.stop.store(true, Ordering::Relaxed);
+                more = false;
+            }
+            // What this thread handed on while generating (nothing, on a thread that hands
+            // nothing on: no shared counter touched).
+            let pending = std::mem::take(&mut st.hands.pending);
+            if pending != 0 {
+                flags.work.settle(pending, 0);
+            }
+            turns += 1;
+            if turns.is_multiple_of(32) {
+                if let Err(c) = pktflow_model::cancel::check() {
+                    flags.fail(c.to_string());
+                    break 'run;
+                }
+            }
+            if !more {
+                generating = false;
+                // Everything this thread made is counted: the last to finish ends the input.
+                if flags.sources_left.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    flags.work.io_finished();
+                }
+            }
+        }
         // Trace packets from the I/O thread, processed where they lie in their batch, which
         // then goes back to the I/O thread.
         if let Some(mut b) = io.as_mut().and_then(Input::take) {
@@ -848,32 +993,18 @@ fn worker(
             .clone()
             .unwrap_or_else(|| "stopped".into()));
     }
-    let mut d = st.d;
-    let devices = d
-        .finish()?
-        .into_iter()
-        .filter_map(|p| p.file_name().map(PathBuf::from))
-        .collect();
-    let all = crate::engine::Engine::stats(&d.engine);
-    let mut stats = serde_json::Map::new();
-    for (e, decl) in graph.elements.iter().enumerate() {
-        if holds[e] {
-            if let Some(v) = all.get(&decl.name) {
-                stats.insert(decl.name.clone(), v.clone());
-            }
-        }
-    }
-    Ok(StageReport {
-        balance: d.engine.balance(),
-        from_source: d.from_source_count,
-        neighbor_replies: d.neighbor_replies,
-        ip_replies: d.ip_replies,
+    let d = st.d;
+    let report = StageReport {
+        balance: Balance::default(),
+        from_source: 0,
+        neighbor_replies: 0,
+        ip_replies: 0,
         cpu_seconds: cpu,
         wall_seconds: wall,
         empty_waits,
         core,
-        stats: Value::Object(stats),
-        devices,
+        stats: Value::Null,
+        devices: Vec::new(),
         packets_taken: taken,
         inputs: io
             .iter()
@@ -886,7 +1017,49 @@ fn worker(
             .iter()
             .map(|o| (o.to, o.full_waits, o.batches))
             .collect(),
-    })
+    };
+    Ok((report, d))
+}
+
+/// What a worker is given besides its rings.
+struct Setup {
+    /// The configuration's own tasks: the router built before the threads started.
+    engine: Option<Fast>,
+    /// The thread hands nothing to another.
+    closed: bool,
+    /// Most packets in flight before a thread's own sources wait.
+    limit: i64,
+}
+
+/// Finish thread `k`'s driver (its files, the device pcaps) and fill in its report: counts,
+/// and the read handlers of the elements it holds.
+fn complete(
+    r: &mut StageReport,
+    d: &mut Driver<Fast>,
+    graph: &pktflow_model::AppGraph,
+    placement: &Placement,
+    k: usize,
+) -> Result<(), String> {
+    r.devices = d
+        .finish()?
+        .into_iter()
+        .filter_map(|p| p.file_name().map(PathBuf::from))
+        .collect();
+    let all = crate::engine::Engine::stats(&d.engine);
+    let mut stats = serde_json::Map::new();
+    for (e, decl) in graph.elements.iter().enumerate() {
+        if placement.of[e].contains(&k) {
+            if let Some(v) = all.get(&decl.name) {
+                stats.insert(decl.name.clone(), v.clone());
+            }
+        }
+    }
+    r.stats = Value::Object(stats);
+    r.balance = d.engine.balance();
+    r.from_source = d.from_source_count;
+    r.neighbor_replies = d.neighbor_replies;
+    r.ip_replies = d.ip_replies;
+    Ok(())
 }
 
 /// Model check of the stop rule (`RUSTFLAGS="--cfg loom" cargo test -p pktflow-runtime

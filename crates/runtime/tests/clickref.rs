@@ -5,7 +5,7 @@
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::Source;
 use pktflow_runtime::api::{run, Request};
-use pktflow_runtime::clickref::{write_click_ref, Sinks};
+use pktflow_runtime::clickref::{write_click_ref, write_click_threads, Sinks};
 use pktflow_traffic::{PcapReader, PcapWriter, LINKTYPE_ETHERNET};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -113,4 +113,57 @@ fn configurations_that_stop_or_feed_themselves_are_refused() {
     synthetic_trace("router", 10, &trace);
     let e = write_click_ref(conf.to_str().unwrap(), &trace, &dir, "x", Sinks::Discard).unwrap_err();
     assert!(e.contains("DriverManager") && !e.contains('\n'), "{e}");
+}
+
+/// The two-thread file of the benchmark (`write_click_threads`): two copies of the pipeline,
+/// one per thread. `pktflow run --threads 2` runs each copy's FromDumps on its thread and
+/// prints the packets of both; each copy forwards what the one-pipeline file forwards.
+#[test]
+fn the_two_thread_file_runs_one_copy_per_thread() {
+    for app in ["router", "nat"] {
+        let dir = tmp(&format!("threads-{app}"));
+        let trace = dir.join("in.pcap");
+        synthetic_trace(app, 1500, &trace);
+        let cr = write_click_ref(app, &trace, &dir.join("click"), "x", Sinks::Discard).unwrap();
+        let conf = write_click_threads(app, &cr, 2, false).unwrap();
+        let text = std::fs::read_to_string(&conf).unwrap();
+        assert!(text.contains("StaticThreadSched(p0_"), "{text}");
+        if app == "nat" {
+            // Pattern names are the configuration's: defined once (Click refuses a second).
+            assert_eq!(text.matches("IPRewriterPatterns(").count(), 1);
+        }
+        let one = go(json!({"app": cr.config.display().to_string()}));
+        let two = go(json!({"app": conf.display().to_string(), "threads": 2}));
+        assert_eq!(
+            two["packets"]["per_thread_from_source"],
+            json!([cr.packets, cr.packets]),
+            "{app}"
+        );
+        let st = |r: &serde_json::Value, e: &str| r["element_stats"][e].clone();
+        let mut compared = 0;
+        for (name, v) in one["element_stats"].as_object().unwrap() {
+            if v.get("count").is_some() || v.get("drops").is_some() {
+                for k in 0..2 {
+                    let copy = format!("p{k}_{}", name.replace('@', "_a"));
+                    let c = st(&two, &copy);
+                    assert_eq!(c.get("count"), v.get("count"), "{app}: {copy}");
+                    assert_eq!(c.get("drops"), v.get("drops"), "{app}: {copy}");
+                    compared += 1;
+                }
+            }
+        }
+        assert!(compared >= 2, "{app}: counters compared");
+        let printed = two["element_stats"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .find(|(k, _)| k.starts_with("DriverManager"))
+            .map(|(_, v)| v["output"].clone())
+            .unwrap();
+        assert_eq!(
+            printed,
+            json!([format!("packets {}", 2 * cr.packets)]),
+            "{app}"
+        );
+    }
 }
