@@ -246,7 +246,7 @@ pub fn source_route(h: &[u8], hl: usize) -> Option<usize> {
                     return None;
                 }
                 let ptr = *h.get(i + 2)? as usize;
-                if (ty == 131 || ty == 137) && ptr >= 4 && ptr % 4 == 0 && ptr <= len + 1 {
+                if (ty == 131 || ty == 137) && ptr >= 4 && ptr.is_multiple_of(4) && ptr <= len + 1 {
                     return Some(i);
                 }
                 i += len;
