@@ -535,6 +535,41 @@ mod tests {
         assert!(answer(cfg, Packet::from_bytes(&b)).is_ok());
     }
 
+    /// Click 2.1's recorded answer (`crates/elements/tests/data/click21/
+    /// icmperror_timeexceeded/out0.pcap`, written by `click conf.click` with
+    /// `ICMPError(18.26.4.24, timeexceeded)`) to a TTL-1 TCP packet with a loose source route
+    /// whose pointer (8) shows one visited address: the error carries the reversed route
+    /// `83 07 04 09090909 00` in a 28-byte IP header, and quotes the whole packet.
+    #[test]
+    fn source_routed_packet_gets_the_reversed_route_as_click() {
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        let click = hex(concat!(
+            "4700005901030000c801364f121a04180a00000783070409090909000b000f3200000000",
+            "48000035000100000106ef7e0a00000708080808830b0809090909080808080015b30050",
+            "000003e8000007d050182000dbf9000078"
+        ));
+        let orig = click[36..].to_vec();
+        let q = answer("18.26.4.24, timeexceeded", Packet::from_bytes(&orig)).unwrap();
+        let d = q.data();
+        assert_eq!(d.len(), click.len());
+        // All but the IP id (Click's counter had reached 259) and so the header checksum.
+        assert_eq!(&d[..4], &click[..4]);
+        assert_eq!(&d[6..10], &click[6..10]);
+        assert_eq!(&d[12..], &click[12..]);
+        assert_eq!(net::ip_header_sum(d), 0);
+        assert_eq!(q.ip_offset(), Some(0));
+        // A redirect about a source-routed packet is not sent (RFC 1812 5.2.7.2).
+        assert_eq!(
+            answer("18.26.4.24, redirect", Packet::from_bytes(&orig)).unwrap_err(),
+            "icmp error suppressed"
+        );
+    }
+
     #[test]
     fn names_and_numbers() {
         assert_eq!(type_code("timeexceeded", None).unwrap(), (11, 0));
