@@ -209,3 +209,28 @@ fn icmppingresponder_matches_click() {
 fn icmppingresponder_checked_matches_click() {
     matches_click("icmppingresponder_checked");
 }
+
+#[test]
+fn icmppingrewriter_matches_click() {
+    matches_click("icmppingrewriter");
+}
+
+#[test]
+fn icmppingrewriter_seq_matches_click() {
+    matches_click("icmppingrewriter_seq");
+}
+
+#[test]
+fn hostetherfilter_matches_click() {
+    matches_click("hostetherfilter");
+}
+
+#[test]
+fn arpresponder_matches_click() {
+    matches_click("arpresponder");
+}
+
+#[test]
+fn storeipaddress_matches_click() {
+    matches_click("storeipaddress");
+}

@@ -10,9 +10,9 @@
 //!   meta-data write.
 //! - `StoreIPAddress([IPADDR,] OFFSET)`: writes IPADDR (default: the destination IP
 //!   annotation) into the packet at byte OFFSET; OFFSET `src` or `dst` names the annotated IP
-//!   header's field, and then the IP checksum and a TCP or UDP checksum (first fragments; a
-//!   UDP checksum of 0 means none and stays 0) are updated incrementally (RFC 1624), as
-//!   Click does. 4 instructions, 4 B meta-data read, 4 B packet write; with `src`/`dst` 10
+//!   header's field, and then the IP checksum and a TCP or UDP checksum (first fragments
+//!   with a whole 20-byte TCP or 8-byte UDP header; a UDP checksum of 0 means none and
+//!   stays 0) are updated incrementally (RFC 1624), as Click 2.1 does. 4 instructions, 4 B meta-data read, 4 B packet write; with `src`/`dst` 10
 //!   more instructions and 2 B reads and writes per checksum.
 //! - `SetRandIPAddress(PREFIX [, LIMIT])`: sets the destination IP annotation to a
 //!   pseudo-random address inside PREFIX (the configuration's seed, see RandomSeed), or with
@@ -35,8 +35,9 @@
 //!   8 instructions, 12 B packet read and write.
 //! - `HostEtherFilter(ETH [, DROP_OWN, DROP_OTHER])`: Ethernet frames whose destination is
 //!   neither ETH, broadcast nor multicast go to output 1 if connected, else are dropped
-//!   (`not for host`); with DROP_OWN (default false) frames whose source is ETH are dropped
-//!   (`own frame`). 4 instructions, 12 B packet read.
+//!   (`not for host`); with DROP_OWN (default false) frames whose source is ETH go there too
+//!   (`own frame`), as in Click 2.1, and so do frames shorter than an Ethernet header
+//!   (`too short`). 4 instructions, 12 B packet read.
 //! - `ICMPPingResponder`: answers ICMP echo requests (type 8, at least 8 ICMP bytes,
 //!   fragments too, as Click 2.1) with echo replies: addresses swapped, fragment field
 //!   cleared, TTL 255, type 0 and code 0, the IP and ICMP checksums updated incrementally
@@ -512,18 +513,18 @@ impl IpMod {
                         cx.read_pkt(2);
                         cx.write_pkt(2);
                         let first = net::ip_frag_offset(h) == 0;
+                        // Click 2.1 (elements/ip/storeipaddress.cc): the TCP checksum when a
+                        // whole 20-byte TCP header is present, the UDP checksum when 8 bytes
+                        // are and it is not 0 (none); no 0xffff substitution.
                         let sum_at = match h[9] {
-                            net::IP_PROTO_TCP => Some(hl + 16),
-                            net::IP_PROTO_UDP => Some(hl + 6),
+                            net::IP_PROTO_TCP if h.len() >= hl + 20 => Some(hl + 16),
+                            net::IP_PROTO_UDP if h.len() >= hl + 8 => Some(hl + 6),
                             _ => None,
                         };
-                        if let Some(sa) = sum_at.filter(|&sa| first && h.len() >= sa + 2) {
+                        if let Some(sa) = sum_at.filter(|_| first) {
                             let udp_none = h[9] == net::IP_PROTO_UDP && net::be16(h, sa) == 0;
                             if !udp_none {
                                 update32(h, sa, old, v);
-                                if h[9] == net::IP_PROTO_UDP && net::be16(h, sa) == 0 {
-                                    net::set_be16(h, sa, 0xffff);
-                                }
                                 cx.read_pkt(2);
                                 cx.write_pkt(2);
                             }
@@ -676,12 +677,16 @@ impl IpMod {
             } => {
                 cx.instr(4);
                 cx.read_pkt(12);
+                // A frame too short for an Ethernet header is not for this host: output 1
+                // (Click 2.1 reads its addresses past the data and sends it there too).
                 if p.len() < 14 {
-                    return Err((p, "too short", false));
+                    return Err((p, "too short", true));
                 }
                 let d = p.data();
+                // Click 2.1 (elements/ethernet/hostetherfilter.cc): own frames leave on
+                // output 1 too.
                 if *drop_own && d[6..12] == eth[..] {
-                    return Err((p, "own frame", false));
+                    return Err((p, "own frame", true));
                 }
                 let dst = &d[0..6];
                 if *drop_other && dst != eth && dst[0] & 1 == 0 {
