@@ -6,11 +6,14 @@
 //! 2.1 wrote for it. The expectations are Click 2.1's recorded output: the userlevel driver
 //! (kohler/click, built with `--enable-userlevel --disable-linuxmodule`) was run as
 //! `click conf.click` in each folder, and its ToDump files were copied here unchanged (data,
-//! not code). The input trace is 400 seeded awkward frames (IP options including record
+//! not code). The input trace is 358 seeded awkward frames (IP options including record
 //! route, timestamps and source routes; bad IP, TCP and UDP checksums; truncated and padded
-//! packets; bad header, data-offset and UDP lengths; TTL 0 and 1; DF and large packets;
-//! fragments; ICMP echo and errors; ARP, IPv6, VLAN and runt frames; broadcast and multicast
-//! addresses; zero UDP checksums). See `docs/elements.md` for how to record them again.
+//! packets; bad data-offset and UDP lengths; TTL 0 and 1; DF and large packets; fragments;
+//! ICMP echo and errors; ARP, non-IP and runt frames; broadcast and multicast addresses;
+//! zero UDP checksums) and 21 hand-made ones (short TCP segments, malformed RR/TS pointers,
+//! payloads whose UDP checksum is 0, colliding pings). Frames that Click's FromDump FORCE_IP
+//! treats differently from pktflow's (802.1Q, IPv6, IPv4 headers longer than the capture)
+//! are left out. See `docs/elements.md`.
 //!
 //! The records are compared byte for byte and in order; their timestamps are not compared
 //! here (Click stamps the packets it builds, ICMP errors and echo replies, with its own clock).
