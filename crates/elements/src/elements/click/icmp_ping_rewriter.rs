@@ -6,11 +6,14 @@
 //! `drop`), where the "ports" are the echo identifier: SID `-` keeps it, a number sets it,
 //! a range `L-H` chooses one as IPRewriter chooses source ports (the request's own identifier
 //! when in range and free, else from a random start; `L-H#` sequentially); DID must be `-`.
-//! An echo request (ICMP type 8, first fragment) of a known mapping is rewritten and leaves on
-//! the mapping's forward output; a new one is mapped by its input's spec. An echo reply (type 0)
-//! whose (source, destination, identifier) is the reverse of a mapping is rewritten back (its
-//! destination becomes the original source, the identifier the original one) and leaves on
-//! the reply output. Other packets, and replies with no mapping, follow a `pass` spec or are
+//! An echo request (ICMP type 8, first fragment with at least 6 ICMP bytes, any code) of a
+//! known mapping is rewritten and leaves on the mapping's forward output; a new one is mapped
+//! by its input's spec. An echo reply (type 0) whose (source, destination, identifier) is the
+//! reverse of a mapping's rewritten request is rewritten back (its destination becomes the
+//! original source, the identifier the original one) and leaves on the reply output; a reply
+//! never uses a request's mapping, nor a request a reply's. As in Click 2.1, a new mapping
+//! whose rewritten request is already another mapping's (a fixed identifier, `keep`, two
+//! hosts pinging one server with one identifier behind one address) replaces that mapping. Other packets, and replies with no mapping, follow a `pass` spec or are
 //! dropped (reasons `not a ping`, `no mapping`). IP checksums and the ICMP checksum (for the
 //! identifier) are updated incrementally; the destination annotation is set to the new
 //! destination. Mappings expire TIMEOUT seconds (default 300, pktflow's choice) after their
@@ -40,8 +43,10 @@ pub const CLASS: ClassInfo = ClassInfo {
     make,
 };
 
-/// (source, destination, identifier) of an echo packet.
-pub(crate) type Key = ([u8; 4], [u8; 4], u16);
+/// (source, destination, identifier, is a request) of an echo packet. Requests and replies
+/// have separate keys, as Click 2.1's flow ids (identifier, identifier + 1) and
+/// (identifier + 1, identifier) do: a reply never hits a request's mapping.
+pub(crate) type Key = ([u8; 4], [u8; 4], u16, bool);
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Map {
@@ -121,7 +126,10 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
 }
 
 pub(crate) fn key_hash(k: &Key) -> u64 {
-    (u32::from_be_bytes(k.0) as u64) << 32 ^ (u32::from_be_bytes(k.1) as u64) << 8 ^ k.2 as u64
+    (u32::from_be_bytes(k.0) as u64) << 32
+        ^ (u32::from_be_bytes(k.1) as u64) << 8
+        ^ k.2 as u64
+        ^ (k.3 as u64) << 63
 }
 
 impl PingRewriter {
@@ -140,8 +148,8 @@ impl PingRewriter {
         let dst = p.daddr.map_or(k.1, |d| d.to_be_bytes());
         let free = |s: &Self, id: u16, cx: &mut Cx| {
             cx.instr(3);
-            cx.dynamic_state(Read, 0, key_hash(&(dst, src, id)), 8);
-            !s.live(&(dst, src, id), now)
+            cx.dynamic_state(Read, 0, key_hash(&(dst, src, id, false)), 8);
+            !s.live(&(dst, src, id, false), now)
         };
         let id = match p.sport {
             PortSpec::Keep => k.2,
@@ -176,11 +184,7 @@ impl PingRewriter {
                 }
             }
         };
-        let to = (src, dst, id);
-        if to != k && self.live(&(dst, src, id), now) {
-            return None;
-        }
-        Some(to)
+        Some((src, dst, id, true))
     }
 
     fn rewrite(p: &mut Packet, hl: usize, to: Key, cx: &mut Cx) {
@@ -246,12 +250,17 @@ impl PingRewriter {
             (hl >= 20
                 && net::ip_proto(h) == net::IP_PROTO_ICMP
                 && net::ip_frag_offset(h) == 0
-                && h.len() >= hl + 8)
+                && h.len() >= hl + 6)
                 .then(|| {
                     (
                         hl,
                         h[hl],
-                        (net::ip_src(h), net::ip_dst(h), net::be16(h, hl + 4)),
+                        (
+                            net::ip_src(h),
+                            net::ip_dst(h),
+                            net::be16(h, hl + 4),
+                            h[hl] == 8,
+                        ),
                     )
                 })
         });
@@ -284,7 +293,20 @@ impl PingRewriter {
             _ => return cx.drop_packet(p, "no mapping"),
         };
         let exp = now.saturating_add(self.timeout_ns);
-        // The reply to the rewritten request comes back as (to.dst, to.src, to.id).
+        // The reply to the rewritten request comes back as (to.dst, to.src, to.id). As in
+        // Click 2.1 (elements/ip/iprewriterbase.cc, store_flow), a mapping already holding
+        // that reply key is removed, both directions, and the new one takes its place.
+        let rkey = (to.1, to.0, to.2, false);
+        if let Some(old) = self.map.remove(&rkey) {
+            let fwd = (old.to.1, old.to.0, old.to.2, true);
+            if self
+                .map
+                .get(&fwd)
+                .is_some_and(|m| m.to == (rkey.1, rkey.0, rkey.2, true))
+            {
+                self.map.remove(&fwd);
+            }
+        }
         self.map.insert(
             k,
             Map {
@@ -294,15 +316,15 @@ impl PingRewriter {
             },
         );
         self.map.insert(
-            (to.1, to.0, to.2),
+            rkey,
             Map {
-                to: (k.1, k.0, k.2),
+                to: (k.1, k.0, k.2, false),
                 out: r as usize,
                 expires: exp,
             },
         );
         cx.dynamic_state(Write, 0, key_hash(&k), 8);
-        cx.dynamic_state(Write, 0, key_hash(&(to.1, to.0, to.2)), 8);
+        cx.dynamic_state(Write, 0, key_hash(&rkey), 8);
         self.mapped += 1;
         if to != k {
             Self::rewrite(&mut p, hl, to, cx);

@@ -181,7 +181,8 @@ impl IcmpRewriter {
         for (m, el) in &self.ping_maps {
             let g = lock(m);
             cx.element = *el;
-            let k = (qd, qs, id);
+            // The quote reversed: a quoted request reads as its reply, and the reverse.
+            let k = (qd, qs, id, h[e] == 0);
             cx.dynamic_state(
                 Read,
                 0,

@@ -10,9 +10,9 @@
 //!   meta-data write.
 //! - `StoreIPAddress([IPADDR,] OFFSET)`: writes IPADDR (default: the destination IP
 //!   annotation) into the packet at byte OFFSET; OFFSET `src` or `dst` names the annotated IP
-//!   header's field, and then the IP checksum and a TCP or UDP checksum (first fragments; a
-//!   UDP checksum of 0 means none and stays 0) are updated incrementally (RFC 1624), as
-//!   Click does. 4 instructions, 4 B meta-data read, 4 B packet write; with `src`/`dst` 10
+//!   header's field, and then the IP checksum and a TCP or UDP checksum (first fragments
+//!   with a whole 20-byte TCP or 8-byte UDP header; a UDP checksum of 0 means none and
+//!   stays 0) are updated incrementally (RFC 1624), as Click 2.1 does. 4 instructions, 4 B meta-data read, 4 B packet write; with `src`/`dst` 10
 //!   more instructions and 2 B reads and writes per checksum.
 //! - `SetRandIPAddress(PREFIX [, LIMIT])`: sets the destination IP annotation to a
 //!   pseudo-random address inside PREFIX (the configuration's seed, see RandomSeed), or with
@@ -25,21 +25,26 @@
 //!   12 instructions, 20 B packet write, 4 B id read and write (dynamic state object 0).
 //! - `UDPIPEncap(SRC, SPORT, DST, DPORT [, CHECKSUM])`: prepends IPv4 + UDP headers (28
 //!   bytes) as Click does: TOS 0, id counting from 0, no fragment bits, TTL 250; the UDP
-//!   checksum over the pseudo-header when CHECKSUM (default true; a computed 0 is sent as
-//!   0xffff, RFC 768), else 0. 20 instructions + 1 per 2 payload bytes summed, 28 B packet
-//!   write, the payload read when summing, id read and write.
-//! - `IPMirror([DST_ANNO])`: swaps source and destination addresses, and for TCP/UDP (first
-//!   fragments) the ports; checksums are unchanged by a swap. 8 instructions, 12 B packet
-//!   read and write.
+//!   checksum over the pseudo-header when CHECKSUM (default true, as Click documents it; a
+//!   computed 0 is sent as 0, as Click 2.1 does), else 0. 20 instructions + 1 per 2 payload
+//!   bytes summed, 28 B packet write, the payload read when summing, id read and write.
+//! - `IPMirror([DST_ANNO])`: swaps source and destination addresses, and for TCP/UDP first
+//!   fragments with at least 8 transport bytes the ports, and for TCP (12 bytes) the
+//!   sequence and acknowledgment numbers, as Click 2.1 does; checksums are unchanged by a
+//!   swap. DST_ANNO (default true) sets the destination annotation to the new destination.
+//!   8 instructions, 12 B packet read and write.
 //! - `HostEtherFilter(ETH [, DROP_OWN, DROP_OTHER])`: Ethernet frames whose destination is
 //!   neither ETH, broadcast nor multicast go to output 1 if connected, else are dropped
-//!   (`not for host`); with DROP_OWN (default false) frames whose source is ETH are dropped
-//!   (`own frame`). 4 instructions, 12 B packet read.
-//! - `ICMPPingResponder`: answers ICMP echo requests (type 8) with echo replies: addresses
-//!   swapped, TTL 255, type 0, ICMP checksum updated incrementally, IP checksum recomputed,
-//!   destination annotation the new destination; the reply leaves on output 0. Other packets
-//!   go to output 1 if connected, else are dropped (`not an echo request`). 24 instructions,
-//!   IP header read and write (20 B) and 4 B ICMP write.
+//!   (`not for host`); with DROP_OWN (default false) frames whose source is ETH go there too
+//!   (`own frame`), as in Click 2.1, and so do frames shorter than an Ethernet header
+//!   (`too short`). 4 instructions, 12 B packet read.
+//! - `ICMPPingResponder`: answers ICMP echo requests (type 8, at least 8 ICMP bytes,
+//!   fragments too, as Click 2.1) with echo replies: addresses swapped, fragment field
+//!   cleared, TTL 255, type 0 and code 0, the IP and ICMP checksums updated incrementally
+//!   (RFC 1624, so a wrong IP checksum stays wrong, as in Click), destination annotation the
+//!   new destination; the reply leaves on output 0. Other packets go to output 1 if
+//!   connected, else are dropped (`not an echo request`). 24 instructions, IP header read
+//!   and write (20 B) and 4 B ICMP write.
 use crate::conf::{parse_bool, parse_ether, parse_ip, parse_prefix, parse_uint, Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports, Processing};
@@ -47,7 +52,7 @@ use crate::elements::click::switches::splitmix;
 use crate::net;
 use crate::registry::ClassInfo;
 use pktflow_model::AccessKind::{Read, Write};
-use pktflow_traffic::checksum::{incremental_update, udp_checksum};
+use pktflow_traffic::checksum::{incremental_update, l4_checksum};
 use pktflow_traffic::Packet;
 
 macro_rules! class {
@@ -143,7 +148,9 @@ enum K {
         cksum: bool,
         id: u16,
     },
-    Mirror,
+    Mirror {
+        dst_anno: bool,
+    },
     Hef {
         eth: [u8; 6],
         drop_own: bool,
@@ -386,9 +393,12 @@ fn make_udpipencap(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, Str
 }
 fn make_mirror(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse("IPMirror", config, &["DST_ANNO"]);
-    a.keyword_or_positional("DST_ANNO");
+    let dst_anno = match a.keyword_or_positional("DST_ANNO") {
+        Some(v) => e("IPMirror", "DST_ANNO", parse_bool(&v))?,
+        None => true,
+    };
     a.finish()?;
-    Ok(el(K::Mirror))
+    Ok(el(K::Mirror { dst_anno }))
 }
 fn make_hef(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let c = "HostEtherFilter";
@@ -503,18 +513,18 @@ impl IpMod {
                         cx.read_pkt(2);
                         cx.write_pkt(2);
                         let first = net::ip_frag_offset(h) == 0;
+                        // Click 2.1 (elements/ip/storeipaddress.cc): the TCP checksum when a
+                        // whole 20-byte TCP header is present, the UDP checksum when 8 bytes
+                        // are and it is not 0 (none); no 0xffff substitution.
                         let sum_at = match h[9] {
-                            net::IP_PROTO_TCP => Some(hl + 16),
-                            net::IP_PROTO_UDP => Some(hl + 6),
+                            net::IP_PROTO_TCP if h.len() >= hl + 20 => Some(hl + 16),
+                            net::IP_PROTO_UDP if h.len() >= hl + 8 => Some(hl + 6),
                             _ => None,
                         };
-                        if let Some(sa) = sum_at.filter(|&sa| first && h.len() >= sa + 2) {
+                        if let Some(sa) = sum_at.filter(|_| first) {
                             let udp_none = h[9] == net::IP_PROTO_UDP && net::be16(h, sa) == 0;
                             if !udp_none {
                                 update32(h, sa, old, v);
-                                if h[9] == net::IP_PROTO_UDP && net::be16(h, sa) == 0 {
-                                    net::set_be16(h, sa, 0xffff);
-                                }
                                 cx.read_pkt(2);
                                 cx.write_pkt(2);
                             }
@@ -606,7 +616,8 @@ impl IpMod {
                 net::set_be16(udp, 2, *dport);
                 net::set_be16(udp, 4, (total - 20) as u16);
                 if *cksum {
-                    let c = udp_checksum(*src, d, udp);
+                    // As Click 2.1: a computed 0 is sent as 0 (no 0xffff substitution).
+                    let c = l4_checksum(*src, d, net::IP_PROTO_UDP, udp);
                     net::set_be16(udp, 6, c);
                     cx.instr(((total - 20) / 2) as u32);
                     cx.read_pkt((total - 28) as u32);
@@ -618,7 +629,7 @@ impl IpMod {
                 p.anno.dst_ip = d;
                 cx.write_meta(8);
             }
-            K::Mirror => {
+            K::Mirror { dst_anno } => {
                 cx.instr(8);
                 let Some(off) = p.ip_offset() else {
                     return Err((p, "no IP header", false));
@@ -633,15 +644,30 @@ impl IpMod {
                 net::set_ip_dst(h, s);
                 cx.write_pkt(8);
                 let hl = net::ip_hl(h).max(20);
+                // Click 2.1 (elements/ip/ipmirror.cc): ports are swapped when at least 8
+                // transport bytes are present, and a TCP packet's sequence and
+                // acknowledgment numbers are swapped too (checksums stay valid).
                 if matches!(h[9], net::IP_PROTO_TCP | net::IP_PROTO_UDP)
                     && net::ip_frag_offset(h) == 0
-                    && h.len() >= hl + 4
+                    && h.len() >= hl + 8
                 {
                     cx.read_pkt(4);
                     let (sp, dp) = (net::be16(h, hl), net::be16(h, hl + 2));
                     net::set_be16(h, hl, dp);
                     net::set_be16(h, hl + 2, sp);
                     cx.write_pkt(4);
+                    if h[9] == net::IP_PROTO_TCP && h.len() >= hl + 12 {
+                        cx.read_pkt(8);
+                        let mut seq = [0u8; 4];
+                        seq.copy_from_slice(&h[hl + 4..hl + 8]);
+                        h.copy_within(hl + 8..hl + 12, hl + 4);
+                        h[hl + 8..hl + 12].copy_from_slice(&seq);
+                        cx.write_pkt(8);
+                    }
+                }
+                if *dst_anno {
+                    p.anno.dst_ip = s;
+                    cx.write_meta(4);
                 }
             }
             K::Hef {
@@ -651,12 +677,16 @@ impl IpMod {
             } => {
                 cx.instr(4);
                 cx.read_pkt(12);
+                // A frame too short for an Ethernet header is not for this host: output 1
+                // (Click 2.1 reads its addresses past the data and sends it there too).
                 if p.len() < 14 {
-                    return Err((p, "too short", false));
+                    return Err((p, "too short", true));
                 }
                 let d = p.data();
+                // Click 2.1 (elements/ethernet/hostetherfilter.cc): own frames leave on
+                // output 1 too.
                 if *drop_own && d[6..12] == eth[..] {
-                    return Err((p, "own frame", false));
+                    return Err((p, "own frame", true));
                 }
                 let dst = &d[0..6];
                 if *drop_other && dst != eth && dst[0] & 1 == 0 {
@@ -674,11 +704,10 @@ impl IpMod {
                 } else {
                     0
                 };
-                let is_req = hl > 0
-                    && h[9] == net::IP_PROTO_ICMP
-                    && net::ip_frag_offset(h) == 0
-                    && h.len() >= hl + 4
-                    && h[hl] == 8;
+                // Click 2.1 (elements/icmp/icmppingresponder.cc): an ICMP packet with at
+                // least 8 transport bytes whose type is echo request, fragment or not.
+                let is_req =
+                    hl > 0 && h[9] == net::IP_PROTO_ICMP && h.len() >= hl + 8 && h[hl] == 8;
                 cx.read_pkt(21);
                 if !is_req {
                     return Err((p, "not an echo request", true));
@@ -687,13 +716,24 @@ impl IpMod {
                 let (s, d) = (net::ip_src(h), net::ip_dst(h));
                 net::set_ip_src(h, d);
                 net::set_ip_dst(h, s);
+                // As Click: the fragment field is cleared and the TTL set to 255, the header
+                // checksum updated incrementally (a wrong checksum stays wrong).
+                let sum = incremental_update(net::be16(h, 10), net::be16(h, 6), 0);
+                net::set_be16(h, 6, 0);
+                let old = net::be16(h, 8);
                 h[8] = 255;
-                net::set_ip_checksum(&mut h[..hl]);
-                // ICMP type 8 -> 0: the checksum word holding type/code changes 0x0800 -> 0x0000.
-                let old = u16::from_be_bytes([h[hl], h[hl + 1]]);
+                let sum = incremental_update(sum, old, net::be16(h, 8));
+                net::set_be16(h, 10, sum);
+                // ICMP type 8 -> 0 and code 0, the checksum updated incrementally.
+                let old = net::be16(h, hl);
                 h[hl] = 0;
-                let new = u16::from_be_bytes([h[hl], h[hl + 1]]);
-                let sum = incremental_update(net::be16(h, hl + 2), old, new);
+                h[hl + 1] = 0;
+                let mut sum = incremental_update(net::be16(h, hl + 2), old, 0);
+                // All-zero ICMP bytes sum to 0xffff, not 0 (Click's
+                // click_update_zero_in_cksum).
+                if sum == 0 && h[hl + 4..].iter().all(|&b| b == 0) {
+                    sum = 0xffff;
+                }
                 net::set_be16(h, hl + 2, sum);
                 cx.write_pkt(24);
                 p.anno.dst_ip = s;

@@ -5,10 +5,13 @@
 //! whose target protocol address matches an entry is turned into the reply in place: operation
 //! 2, sender = (the target address, the entry's Ethernet address), target = the requester;
 //! the Ethernet header is addressed from the entry's Ethernet address to the requester. The
-//! reply leaves on output 0. Other packets are dropped with reason `not an ARP request` or
-//! `arp not answered` (requests for addresses not configured).
+//! reply leaves on output 0. Other packets go to output 1 when it is connected (Click 2.1's
+//! optional second output, e.g. for proxy ARP), else are dropped with reason `not an ARP
+//! request` or `arp not answered` (requests for addresses not configured). As Click, the
+//! ARP header must say Ethernet hardware and IPv4 protocol; its address lengths are not
+//! checked.
 //!
-//! Ports: 1 push input, 1 push output.
+//! Ports: 1 push input, 1 or 2 push outputs.
 //! Costs: 6 instructions and a 16-byte packet-data read (Ethernet type, ARP operation and
 //! the addresses), 3 instructions per prefix compared (immediates); a reply adds 16
 //! instructions and a 42-byte packet-data write.
@@ -29,6 +32,7 @@ pub struct ARPResponder {
     /// (network, mask, Ethernet address)
     entries: Vec<(u32, u32, [u8; 6])>,
     replies: u64,
+    nout: usize,
 }
 
 fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
@@ -86,18 +90,26 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     Ok(Box::new(ARPResponder {
         entries,
         replies: 0,
+        nout: 1,
     }))
 }
 
 impl ARPResponder {
     fn other(&self, p: Packet, cx: &mut Cx, reason: &'static str) {
-        cx.drop_packet(p, reason);
+        if self.nout > 1 {
+            cx.emit(1, p);
+        } else {
+            cx.drop_packet(p, reason);
+        }
     }
 }
 
 impl Element for ARPResponder {
     fn ports(&self) -> Ports {
-        Ports::push(1, 1)
+        Ports::push(1, 1).with_outputs(1, 2)
+    }
+    fn set_port_counts(&mut self, _i: usize, o: usize) {
+        self.nout = o.max(1);
     }
     fn push(&mut self, _port: usize, mut p: Packet, cx: &mut Cx) {
         cx.instr(6);
@@ -108,7 +120,8 @@ impl Element for ARPResponder {
         cx.read_pkt(16);
         let a = &d[net::ETHER_LEN..];
         if net::ether_type(d) != net::ETHERTYPE_ARP
-            || !net::arp_ok(a)
+            || net::be16(a, 0) != 1
+            || net::be16(a, 2) != net::ETHERTYPE_IP
             || net::arp_op(a) != net::ARP_OP_REQUEST
         {
             return self.other(p, cx, "not an ARP request");

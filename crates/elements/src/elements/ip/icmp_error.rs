@@ -209,14 +209,73 @@ impl ICMPError {
         if self.badaddrs.contains(&src) || self.badaddrs.contains(&dst) {
             return true;
         }
-        if net::ip_proto(h) == net::IP_PROTO_ICMP && h.len() > hl {
+        // Click 2.1 (elements/icmp/icmperror.cc): an ICMP packet is not answered when the
+        // packet, counted from its first byte (the Ethernet header too when it is still
+        // there), is shorter than the IP header plus 4 bytes. A type byte past the end of
+        // the packet reads as 0 (Click reads whatever follows the data).
+        if net::ip_proto(h) == net::IP_PROTO_ICMP {
+            if p.len() < hl + 4 {
+                return true;
+            }
             cx.read_pkt(1);
-            if net::icmp_is_error_type(h[hl]) {
+            if net::icmp_is_error_type(h.get(hl).copied().unwrap_or(0)) {
                 return true;
             }
         }
         false
     }
+}
+
+/// The offset (from the IP header) of a well-formed loose or strict source route option in
+/// the options of `h` (`hl` bytes of header), as Click 2.1's ICMPError looks for one: the
+/// options are walked until EOL or a malformed length, and the first LSRR/SSRR whose pointer
+/// is a multiple of 4, at least 4 and at most its length + 1 is taken.
+pub fn source_route(h: &[u8], hl: usize) -> Option<usize> {
+    let hl = hl.min(h.len());
+    let mut i = 20;
+    while i < hl {
+        match h[i] {
+            1 => {
+                i += 1;
+                continue;
+            }
+            0 => return None,
+            ty => {
+                let len = *h.get(i + 1)? as usize;
+                if len < 2 || i + len > hl {
+                    return None;
+                }
+                let ptr = *h.get(i + 2)? as usize;
+                if (ty == 131 || ty == 137) && ptr >= 4 && ptr.is_multiple_of(4) && ptr <= len + 1 {
+                    return Some(i);
+                }
+                i += len;
+            }
+        }
+    }
+    None
+}
+
+/// The option Click 2.1 puts in an ICMP error about a source-routed packet (RFC 1812
+/// 4.3.2.6): the route's type, length pointer - 1, pointer 4, the addresses already visited
+/// in reverse order, and an end-of-options byte; `opt` is the option in the original header.
+fn reversed_route(opt: &[u8]) -> Vec<u8> {
+    let ptr = opt[2] as usize;
+    let olen = ptr - 1;
+    let mut o = vec![0u8; olen + 1];
+    o[0] = opt[0];
+    o[1] = olen as u8;
+    o[2] = 4;
+    let mut k = 3;
+    let mut a = ptr as isize - 5;
+    while a >= 3 {
+        let a_us = a as usize;
+        o[k..k + 4].copy_from_slice(&opt[a_us..a_us + 4]);
+        k += 4;
+        a -= 4;
+    }
+    o[olen] = 0;
+    o
 }
 
 impl Element for ICMPError {
@@ -245,9 +304,27 @@ impl Element for ICMPError {
             cx.drop_packet(p, "icmp error suppressed");
             return None;
         }
+        // A source-routed packet: no redirect (RFC 1812 5.2.7.2), and the error carries the
+        // reversed route (4.3.2.6) unless a parameter problem points into the route.
+        let hl = net::ip_hl(h);
+        let mut route = source_route(h, hl);
+        if let Some(r) = route {
+            if self.ty == 5 {
+                self.suppressed += 1;
+                cx.drop_packet(p, "icmp error suppressed");
+                return None;
+            }
+            let at = p.anno.icmp_param_prob as usize;
+            if self.ty == 12 && self.code == 0 && r <= at && at < r + h[r + 1] as usize {
+                route = None;
+            }
+        }
+        let opts = route.map(|r| reversed_route(&h[r..])).unwrap_or_default();
+        // The header with the route option, padded to whole words as Click does.
+        let nhl = (20 + opts.len() + 2) / 4 * 4;
         // Quote from the IP header to the end of the packet, as much as fits in MTU.
-        let quoted = h.len().min(self.mtu as usize - 28);
-        let len = 20 + 8 + quoted;
+        let quoted = h.len().min((self.mtu as usize).saturating_sub(nhl + 8));
+        let len = nhl + 8 + quoted;
         let mut q = cx.new_packet(len);
         q.anno.timestamp_ns = p.anno.timestamp_ns;
         q.anno.input_port = p.anno.input_port;
@@ -255,7 +332,8 @@ impl Element for ICMPError {
         {
             let d = q.data_mut();
             // IP header.
-            d[0] = 0x45;
+            d[0] = 0x40 | (nhl / 4) as u8;
+            d[20..20 + opts.len()].copy_from_slice(&opts);
             net::set_be16(d, 2, len as u16);
             cx.dynamic_state(Read, 0, 0, 2);
             let id = self
@@ -268,9 +346,9 @@ impl Element for ICMPError {
             d[9] = net::IP_PROTO_ICMP;
             net::set_ip_src(d, self.src);
             net::set_ip_dst(d, net::ip_src(h));
-            net::set_ip_checksum(d);
+            net::set_ip_checksum(&mut d[..nhl]);
             // ICMP header.
-            let icmp = &mut d[20..];
+            let icmp = &mut d[nhl..];
             icmp[0] = self.ty;
             icmp[1] = self.code;
             match (self.ty, self.code) {
@@ -292,7 +370,7 @@ impl Element for ICMPError {
         cx.instr(40 + quoted as u32 + (len as u32) / 2);
         cx.read_pkt(quoted as u32);
         cx.write_pkt(len as u32);
-        q.set_ip_header(0, 20);
+        q.set_ip_header(0, nhl);
         q.anno.dst_ip = net::ip_src(h);
         q.anno.fix_ip_src = self.set_fix;
         cx.write_meta(16);
@@ -455,6 +533,41 @@ mod tests {
         assert_eq!(sup(b.clone(), false), "icmp error suppressed");
         b[20] = 8;
         assert!(answer(cfg, Packet::from_bytes(&b)).is_ok());
+    }
+
+    /// Click 2.1's recorded answer (`crates/elements/tests/data/click21/
+    /// icmperror_timeexceeded/out0.pcap`, written by `click conf.click` with
+    /// `ICMPError(18.26.4.24, timeexceeded)`) to a TTL-1 TCP packet with a loose source route
+    /// whose pointer (8) shows one visited address: the error carries the reversed route
+    /// `83 07 04 09090909 00` in a 28-byte IP header, and quotes the whole packet.
+    #[test]
+    fn source_routed_packet_gets_the_reversed_route_as_click() {
+        let hex = |s: &str| -> Vec<u8> {
+            (0..s.len())
+                .step_by(2)
+                .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+                .collect()
+        };
+        let click = hex(concat!(
+            "4700005901030000c801364f121a04180a00000783070409090909000b000f3200000000",
+            "48000035000100000106ef7e0a00000708080808830b0809090909080808080015b30050",
+            "000003e8000007d050182000dbf9000078"
+        ));
+        let orig = click[36..].to_vec();
+        let q = answer("18.26.4.24, timeexceeded", Packet::from_bytes(&orig)).unwrap();
+        let d = q.data();
+        assert_eq!(d.len(), click.len());
+        // All but the IP id (Click's counter had reached 259) and so the header checksum.
+        assert_eq!(&d[..4], &click[..4]);
+        assert_eq!(&d[6..10], &click[6..10]);
+        assert_eq!(&d[12..], &click[12..]);
+        assert_eq!(net::ip_header_sum(d), 0);
+        assert_eq!(q.ip_offset(), Some(0));
+        // A redirect about a source-routed packet is not sent (RFC 1812 5.2.7.2).
+        assert_eq!(
+            answer("18.26.4.24, redirect", Packet::from_bytes(&orig)).unwrap_err(),
+            "icmp error suppressed"
+        );
     }
 
     #[test]

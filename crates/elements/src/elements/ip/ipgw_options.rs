@@ -75,7 +75,27 @@ pub struct OptionsResult {
     pub written: u32,
 }
 
-/// Process the options of the IP header at the start of `h` (`hl` bytes), in place.
+/// Process the options of the IP header at the start of `h` (`hl` bytes), in place, as
+/// Click 2.1's IPGWOptions does (elements/ip/ipgwoptions.cc; checked against its output in
+/// `crates/elements/tests/click21_elements.rs`):
+///
+/// - NOP is skipped, EOL ends the list; any other option's length byte must be at least 2
+///   and keep the option inside the header, else the error points at the length byte.
+/// - Options other than Record Route and Timestamp are skipped.
+/// - Record Route with pointer P (1-origin): room for an address (P >= 4 and P + 3 <= length)
+///   gets MYADDR and P advances by 4; P = length + 1 (full) is left alone; any other P is an
+///   error pointing at the pointer byte.
+/// - Timestamp: P < 5 is an error at the pointer. Flag 0 writes a timestamp and flag 1 MYADDR
+///   and a timestamp where there is room, else the overflow count is incremented; flag 3 with
+///   room for an entry stamps it if its address is MYADDR or one of OTHERADDRS; flag 3
+///   without room and any other flag are an error at the flag byte, and so is an overflow
+///   count that would pass 15.
+/// - A Record Route or Timestamp option, changed or not, marks the header for a checksum
+///   recomputation (`changed`) unless an error stops the processing; an error leaves what
+///   was written before it in place, with the old checksum, as Click does.
+///
+/// Bytes an option reads past the header (a length or pointer byte) are read from the
+/// packet data that follows, as Click does; past the end of `h` they read as 0.
 pub fn process_options(
     h: &mut [u8],
     hl: usize,
@@ -84,115 +104,90 @@ pub fn process_options(
     now_ms: u32,
 ) -> OptionsResult {
     let mut r = OptionsResult::default();
-    let mut off = 20;
-    while off < hl {
-        let ty = h[off];
+    let byte = |h: &[u8], i: usize| h.get(i).copied().unwrap_or(0) as usize;
+    let mut oi = 20;
+    let mut seen = false;
+    while oi < hl {
+        let ty = h[oi];
         r.options += 1;
+        if ty == 1 {
+            oi += 1;
+            continue;
+        }
         if ty == 0 {
             break;
         }
-        if ty == 1 {
-            off += 1;
+        let len = byte(h, oi + 1);
+        if len < 2 || oi + len > hl {
+            r.error = Some((oi + 1) as u8);
+            return r;
+        }
+        if ty != 7 && ty != 68 {
+            oi += len;
             continue;
         }
-        if off + 1 >= hl {
-            r.error = Some(off as u8);
-            return r;
-        }
-        let len = h[off + 1] as usize;
-        if len < 2 || off + len > hl {
-            r.error = Some((off + 1) as u8);
-            return r;
-        }
-        match ty {
-            7 => {
-                if len < 3 {
-                    r.error = Some((off + 1) as u8);
-                    return r;
-                }
-                let p = h[off + 2] as usize;
-                if p < 4 {
-                    r.error = Some((off + 2) as u8);
-                    return r;
-                }
-                if p + 3 <= len {
-                    h[off + p - 1..off + p + 3].copy_from_slice(&my);
-                    h[off + 2] += 4;
-                    r.changed = true;
+        seen = true;
+        let p = byte(h, oi + 2).wrapping_sub(1);
+        if ty == 7 {
+            if byte(h, oi + 2) >= 4 && p + 4 <= len {
+                h[oi + p..oi + p + 4].copy_from_slice(&my);
+                h[oi + 2] += 4;
+                r.written += 5;
+            } else if byte(h, oi + 2) != len + 1 {
+                r.error = Some((oi + 2) as u8);
+                return r;
+            }
+        } else {
+            let fl = byte(h, oi + 3);
+            let (oflw, flag) = (fl >> 4, fl & 0x0f);
+            if byte(h, oi + 2) < 5 {
+                r.error = Some((oi + 2) as u8);
+                return r;
+            }
+            let ts = now_ms.to_be_bytes();
+            let mut overflowed = false;
+            match flag {
+                0 if p + 4 <= len => {
+                    h[oi + p..oi + p + 4].copy_from_slice(&ts);
+                    h[oi + 2] += 4;
                     r.written += 5;
-                } else if p <= len {
-                    // Some room, but not for a whole address.
-                    r.error = Some((off + 2) as u8);
+                }
+                1 if p + 8 <= len => {
+                    h[oi + p..oi + p + 4].copy_from_slice(&my);
+                    h[oi + p + 4..oi + p + 8].copy_from_slice(&ts);
+                    h[oi + 2] += 8;
+                    r.written += 9;
+                }
+                0 | 1 => overflowed = true,
+                3 if p + 8 <= len => {
+                    let want = [h[oi + p], h[oi + p + 1], h[oi + p + 2], h[oi + p + 3]];
+                    r.compares += 1 + others.len() as u32;
+                    if want == my || others.contains(&want) {
+                        h[oi + p + 4..oi + p + 8].copy_from_slice(&ts);
+                        h[oi + 2] += 8;
+                        r.written += 5;
+                    }
+                }
+                _ => {
+                    r.error = Some((oi + 3) as u8);
                     return r;
                 }
             }
-            68 => {
-                if len < 4 {
-                    r.error = Some((off + 1) as u8);
-                    return r;
-                }
-                let p = h[off + 2] as usize;
-                let flag = h[off + 3] & 0x0f;
-                let oflw = h[off + 3] >> 4;
-                if p < 5 {
-                    r.error = Some((off + 2) as u8);
-                    return r;
-                }
-                let entry = match flag {
-                    0 => 4,
-                    1 | 3 => 8,
-                    _ => {
-                        r.error = Some((off + 3) as u8);
-                        return r;
+            if overflowed {
+                if oflw < 15 {
+                    if let Some(b) = h.get_mut(oi + 3) {
+                        *b = (((oflw + 1) << 4) | flag) as u8;
                     }
-                };
-                if p + entry - 1 > len {
-                    if p <= len && !(len - p + 1).is_multiple_of(entry) {
-                        // Pointer leaves a partial slot: malformed.
-                        r.error = Some((off + 2) as u8);
-                        return r;
-                    }
-                    if oflw == 15 {
-                        r.error = Some((off + 3) as u8);
-                        return r;
-                    }
-                    h[off + 3] = ((oflw + 1) << 4) | flag;
-                    r.changed = true;
                     r.written += 1;
                 } else {
-                    let ts = now_ms.to_be_bytes();
-                    let s = off + p - 1;
-                    match flag {
-                        0 => {
-                            h[s..s + 4].copy_from_slice(&ts);
-                            h[off + 2] += 4;
-                            r.changed = true;
-                            r.written += 5;
-                        }
-                        1 => {
-                            h[s..s + 4].copy_from_slice(&my);
-                            h[s + 4..s + 8].copy_from_slice(&ts);
-                            h[off + 2] += 8;
-                            r.changed = true;
-                            r.written += 9;
-                        }
-                        _ => {
-                            let want = [h[s], h[s + 1], h[s + 2], h[s + 3]];
-                            r.compares += 1 + others.len() as u32;
-                            if want == my || others.contains(&want) {
-                                h[s + 4..s + 8].copy_from_slice(&ts);
-                                h[off + 2] += 8;
-                                r.changed = true;
-                                r.written += 5;
-                            }
-                        }
-                    }
+                    r.error = Some((oi + 3) as u8);
+                    return r;
                 }
             }
-            _ => {}
         }
-        off += len;
+        oi += len;
     }
+    r.changed = seen;
     r
 }
 
@@ -214,7 +209,7 @@ impl IPGWOptions {
         if r.written > 0 {
             cx.write_pkt(r.written);
         }
-        if r.changed {
+        if r.changed && r.error.is_none() {
             net::set_ip_checksum(h);
             cx.instr(hl as u32 / 2);
             cx.read_pkt(20);
@@ -293,10 +288,10 @@ mod tests {
         assert!(r.changed);
         assert_eq!(&h[27..31], &[10, 0, 0, 1]);
         assert_eq!(h[22], 12);
-        // Full: left alone.
+        // Full: left alone (the header checksum is still recomputed, as Click does).
         let before = h.clone();
         let r = process_options(&mut h, 32, MY, &[], 0);
-        assert_eq!((r.error, r.changed), (None, false));
+        assert_eq!((r.error, r.changed, r.written), (None, true, 0));
         assert_eq!(h, before);
     }
 
@@ -330,11 +325,14 @@ mod tests {
             let before = h.clone();
             let r = process_options(&mut h, 20 + n, MY, &[[1, 2, 3, 4]], 99);
             if let Some(at) = r.error {
-                proptest::prop_assert!((20..20 + n).contains(&(at as usize)));
+                proptest::prop_assert!((20..20 + n + 3).contains(&(at as usize)));
             }
             proptest::prop_assert_eq!(&h[..20], &before[..20]);
-            proptest::prop_assert_eq!(&h[20 + n..], &before[20 + n..]);
-            proptest::prop_assert_eq!(r.changed, h != before);
+            // Only a short timestamp option's overflow byte may lie past the options.
+            proptest::prop_assert_eq!(&h[20 + n + 3..], &before[20 + n + 3..]);
+            if h != before {
+                proptest::prop_assert!(r.written > 0);
+            }
         }
     }
 

@@ -11,7 +11,11 @@
 //! naming an IPRewriterPatterns pattern whose SPORT, DADDR and DPORT are `-`. From a range,
 //! the first address not held by a live mapping is taken, round-robin from one past the last
 //! one allocated (Click picks randomly unless the range ends in `#`; pktflow is sequential so
-//! that runs are reproducible); none free: drop, reason `no free address`.
+//! that runs are reproducible); none free: drop, reason `no free address`. A `keep` mapping
+//! or a fixed address (or `-`) never fails: as in Click 2.1, a new mapping whose reply
+//! address is held by another mapping removes that mapping and takes its place (statistic
+//! `evicted`), so several inside hosts behind one fixed address take turns, replies going
+//! to the latest.
 //!
 //! Ports: one push input per INPUTSPEC, outputs 0..=the largest output named. Input packets
 //! need the IP header annotation. The IP checksum is updated incrementally (RFC 1624), and so
@@ -58,6 +62,8 @@ struct IPAddrRewriter {
     created: u64,
     expired: u64,
     mapping_failures: u64,
+    /// Mappings removed because a new `keep` or fixed-address mapping took their reply key.
+    evicted: u64,
     /// The table's slot in the router's registry: copies of the element on several threads
     /// (`pktflow run`) share one table, as IPRewriter's do (see [`super::shared`]).
     shared: super::shared::SharedRewriter,
@@ -111,6 +117,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         created: 0,
         expired: 0,
         mapping_failures: 0,
+        evicted: 0,
     }))
 }
 
@@ -142,16 +149,29 @@ impl IPAddrRewriter {
         }
     }
 
+    /// Remove the mapping holding the reply key of address `a`, if any: Click 2.1 lets a new
+    /// `keep` or fixed-address mapping take over the reply entry of an older one and destroys
+    /// the older mapping (elements/ip/iprewriterbase.cc, store_flow).
+    fn evict(&mut self, a: u32, cx: &mut Cx) {
+        if let Some(e) = self.table.lookup(&rev_key(a), cx) {
+            self.table.remove(e >> 1, cx);
+            self.evicted += 1;
+        }
+    }
+
     fn allocate(&mut self, i: usize, src: u32, now: u64, cx: &mut Cx) -> Option<u32> {
         cx.instr(8);
         let obj = OBJ_PATTERN0 + i as u8;
         cx.dynamic_state(Read, obj, 0, 8);
         match self.patterns[i].saddr.clone() {
-            AddrSpec::Keep => self
-                .find_live(&rev_key(src), now, cx)
-                .is_none()
-                .then_some(src),
-            AddrSpec::Fixed(a) => self.find_live(&rev_key(a), now, cx).is_none().then_some(a),
+            AddrSpec::Keep => {
+                self.evict(src, cx);
+                Some(src)
+            }
+            AddrSpec::Fixed(a) => {
+                self.evict(a, cx);
+                Some(a)
+            }
             AddrSpec::Range { lo, hi } => {
                 let n = (hi - lo) as u64 + 1;
                 let cur = self.cursors[i] as u64;
@@ -191,6 +211,7 @@ impl Element for IPAddrRewriter {
             "created": self.created,
             "expired": self.expired,
             "mapping_failures": self.mapping_failures,
+            "evicted": self.evicted,
         })
     }
 
@@ -237,14 +258,10 @@ impl IPAddrRewriter {
                         cx.emit(o as usize, p);
                         return;
                     }
-                    InputSpec::Keep(f, r) => match self.find_live(&rev_key(src), now, cx) {
-                        None => (src, f, r, u16::MAX),
-                        Some(_) => {
-                            self.mapping_failures += 1;
-                            cx.drop_packet(p, "mapping conflict");
-                            return;
-                        }
-                    },
+                    InputSpec::Keep(f, r) => {
+                        self.evict(src, cx);
+                        (src, f, r, u16::MAX)
+                    }
                     InputSpec::Pattern(i, f, r) => match self.allocate(i, src, now, cx) {
                         Some(a) => (a, f, r, i as u16),
                         None => {

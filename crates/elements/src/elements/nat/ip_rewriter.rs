@@ -10,13 +10,18 @@
 //! (mapping that keeps the flow id), `pattern SADDR SPORT DADDR DPORT FOUTPUT ROUTPUT` or
 //! `pattern NAME FOUTPUT ROUTPUT` (a pattern of an IPRewriterPatterns element). Fields `-` are
 //! kept; SPORT may be a range `L-H` (allocation rules in [`super::pattern`]; no free port:
-//! drop, reason `no free port`).
+//! drop, reason `no free port`). A `keep` mapping or a pattern without a range never fails:
+//! as in Click 2.1 (elements/ip/iprewriterbase.cc, store_flow), when its reply flow id is
+//! already held by another mapping, that mapping is removed (statistic `evicted`) and the new
+//! one takes its place.
 //!
 //! Ports: one push input per INPUTSPEC; outputs 0..=the largest output an INPUTSPEC names.
-//! Input packets need the IP header annotation. Only TCP and UDP first fragments are
-//! translated; other protocols (ICMP included: ICMPPingRewriter translates pings and
-//! ICMPRewriter the ICMP errors about this rewriter's flows) and later
-//! fragments are dropped (`not TCP/UDP`, `fragment`) unless they arrive on a `pass` input.
+//! Input packets need the IP header annotation. Only TCP and UDP first fragments with at
+//! least 8 bytes after the IP header are translated (a TCP header shorter than 18 bytes gets
+//! its addresses rewritten and keeps its ports, as in Click); other protocols (ICMP included:
+//! ICMPPingRewriter translates pings and ICMPRewriter the ICMP errors about this rewriter's
+//! flows), later fragments and shorter packets are dropped (`not TCP/UDP`, `fragment`,
+//! `truncated TCP/UDP header`) unless they arrive on a `pass` input.
 //! Checksums (IP and TCP/UDP) are updated incrementally (RFC 1624); a zero UDP checksum stays
 //! zero. With DST_ANNO (default true) the destination address annotation is set to the new
 //! destination.
@@ -193,6 +198,8 @@ pub struct IPRewriter {
     created: u64,
     expired: u64,
     mapping_failures: u64,
+    /// Mappings removed because a new `keep` or fixed-pattern mapping took their reply flow id.
+    evicted: u64,
     /// The table's slot in the router's registry (other elements read and extend it between
     /// packets; see [`super::shared`]).
     shared: super::shared::SharedRewriter,
@@ -260,6 +267,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
         created: 0,
         expired: 0,
         mapping_failures: 0,
+        evicted: 0,
     }))
 }
 
@@ -298,6 +306,17 @@ impl IPRewriter {
         }
     }
 
+    /// Make room for a new mapping whose reply flow id is `r`, as Click 2.1 does for `keep`
+    /// and for patterns without a port or address range (elements/ip/iprewriterbase.cc,
+    /// store_flow): the mapping holding `r`, if any, is removed (both directions) and the
+    /// new one takes its place. (A range instead probes for a free port.)
+    fn evict(&mut self, r: &FlowKey, cx: &mut Cx) {
+        if let Some(e) = self.table.lookup(r, cx) {
+            self.table.remove(e >> 1, cx);
+            self.evicted += 1;
+        }
+    }
+
     /// The new flow id for `key` under pattern `i`, or `None` when no port is free.
     fn allocate(&mut self, i: usize, key: &FlowKey, now: u64, cx: &mut Cx) -> Option<FlowKey> {
         cx.instr(8);
@@ -321,7 +340,8 @@ impl IPRewriter {
                     t.sport = sp;
                 }
                 let r = reply(&t, t.sport);
-                self.reply_free(&r, now, cx).then_some(t)
+                self.evict(&r, cx);
+                Some(t)
             }
             PortSpec::Range {
                 lo,
@@ -388,6 +408,7 @@ impl Element for IPRewriter {
             "created": self.created,
             "expired": self.expired,
             "mapping_failures": self.mapping_failures,
+            "evicted": self.evicted,
             "buckets": table.n_buckets(),
             "rehashes": table.rehashes,
         })
@@ -418,10 +439,13 @@ impl IPRewriter {
         cx.read_pkt(1);
         cx.read_pkt(2);
         let proto = h[9];
+        // Click 2.1 (elements/tcpudp/iprewriter.cc) maps TCP and UDP first fragments with at
+        // least 8 transport bytes; a TCP header shorter than 18 bytes has its addresses
+        // rewritten but not its ports (see `hdr::rewrite`).
         let reason = match l4_layout(proto) {
             None => Some("not TCP/UDP"),
             Some(_) if !first_fragment(h) => Some("fragment"),
-            Some((_, need)) if h.len() < hl + need => Some("truncated TCP/UDP header"),
+            Some(_) if h.len() < hl + 8 => Some("truncated TCP/UDP header"),
             _ => None,
         };
         if let Some(reason) = reason {
@@ -436,7 +460,7 @@ impl IPRewriter {
         cx.stack(Write, 16);
         let key = hdr::flow_key(h, hl, true);
         // TCP offset/flags and payload presence (for the flow's timeout state).
-        let (tcp_flags, has_payload) = if proto == PROTO_TCP {
+        let (tcp_flags, has_payload) = if proto == PROTO_TCP && h.len() >= hl + 18 {
             cx.read_pkt(2);
             let doff = ((h[hl + 12] >> 4) as usize) * 4;
             let tot = (hdr::be16(h, 2) as usize).min(h.len());
@@ -469,11 +493,7 @@ impl IPRewriter {
                         return;
                     }
                     InputSpec::Keep(f, r) => {
-                        if !self.reply_free(&key.reverse(), now, cx) {
-                            self.mapping_failures += 1;
-                            cx.drop_packet(p, "mapping conflict");
-                            return;
-                        }
+                        self.evict(&key.reverse(), cx);
                         (key, f, r, u16::MAX)
                     }
                     InputSpec::Pattern(i, f, r) => match self.allocate(i, &key, now, cx) {
