@@ -6,7 +6,7 @@ use std::borrow::Cow;
 /// move the cursor, recolour or retitle the user's terminal. Borrowed when there is nothing to
 /// escape. The Python front applies the same rule to every message it prints (`pktflow._ui`).
 pub fn escape_controls(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| (c.is_control() && c != '\n' && c != '\t');
+    let bad = |c: char| c.is_control() && c != '\n' && c != '\t';
     if !s.chars().any(bad) {
         return Cow::Borrowed(s);
     }
