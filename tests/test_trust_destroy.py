@@ -207,7 +207,8 @@ def test_run_with_the_trace_inside_out_dir_as_a_device_output_is_refused(tmp_pat
 def test_two_todumps_to_one_file_are_refused(tmp_path, trace, capsys):
     f = click_file(
         tmp_path,
-        f"src :: FromDump({trace}) -> t :: Tee(2);\nt[0] -> a :: ToDump(same.pcap);\nt[1] -> b :: ToDump(./same.pcap);\n",
+        f"src :: FromDump({trace}) -> t :: Tee(2);\n"
+        "t[0] -> a :: ToDump(same.pcap);\nt[1] -> b :: ToDump(./same.pcap);\n",
     )
     code, _, err = run_main(capsys, "profile", str(f), "--out-dir", str(tmp_path / "o"))
     assert code == 2, err

@@ -104,13 +104,16 @@ def _on_sigterm(signum, frame) -> None:
     raise Terminated()
 
 
-def _install_sigterm() -> None:
+def _install_sigterm() -> bool:
     """SIGTERM stops a command as Ctrl-C does (temporary files removed), then exit 143. Only on
-    the main thread and over the default disposition (a sweep's workers set their own)."""
+    the main thread and over the default disposition (a sweep's workers set their own). Returns
+    whether it was installed (then :func:`main` restores the default when the command ends)."""
     if threading.current_thread() is not threading.main_thread():
-        return
+        return False
     if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
         signal.signal(signal.SIGTERM, _on_sigterm)
+        return True
+    return False
 
 
 def _interrupted() -> None:
@@ -122,13 +125,15 @@ def _interrupted() -> None:
 
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point of the ``pktflow`` script (``argv`` for tests and ``pktflow rerun``)."""
-    _install_sigterm()
+    installed = _install_sigterm()
     saved_argv = _ui._ARGV
     _ui._ARGV = list(argv) if argv is not None else None
     try:
         _main(argv)
     finally:
         _ui._ARGV = saved_argv
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _main(argv: Optional[list[str]]) -> None:

@@ -238,7 +238,9 @@ def _sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def load_point(out: Path, key: str, hashes: Optional[dict[str, str]] = None, changed: Optional[list] = None) -> Optional[dict]:
+def load_point(
+    out: Path, key: str, hashes: Optional[dict[str, str]] = None, changed: Optional[list] = None
+) -> Optional[dict]:
     """A finished point's record, or None when it is missing, unreadable or changed since it was
     computed (its SHA-256 is not the one ``computed.log`` recorded): then it is computed again,
     and its key is added to ``changed`` when the file was there."""
