@@ -392,12 +392,13 @@ def run_sweep(
                     p = points[i]
                     full = {"key": p.key, "values": p.values, "seed": p.seed, "argv": p.argv, **rec}
                     text = json.dumps(full, allow_nan=False)
-                    # The log line (with the file's SHA-256, checked when resuming) first: a
-                    # sweep killed in between recomputes the point, never trusts an unlogged one.
-                    log.write(json.dumps({"key": p.key, "worker": rec["worker"], "sha256": _sha256_text(text)}) + "\n")
-                    log.flush()
                     with _ui.atomic_write(point_path(out, p.key), encoding="utf-8") as f:
                         f.write(text)
+                    # Then its SHA-256, checked when resuming: a point file the log has no hash
+                    # for (a sweep killed in between, an edit) is computed again, never trusted.
+                    line = {"key": p.key, "worker": rec["worker"], "sha256": _sha256_text(text)}
+                    log.write(json.dumps(line) + "\n")
+                    log.flush()
                     records[i] = full
                     computed += 1
                     w = rec.get("worker", "?")
