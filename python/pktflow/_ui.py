@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -35,6 +36,8 @@ __all__ = [
     "Interrupted",
     "atomic_path",
     "atomic_write",
+    "escape_controls",
+    "same_file",
     "console",
     "emit_json",
     "err",
@@ -61,14 +64,37 @@ VOLATILE_KEYS = frozenset(
 )
 
 
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character but newline and tab written as ``\\xNN``, so names
+    and values echoed from files (a Click file, a trace, a JSON result) cannot move the cursor,
+    recolour or retitle the user's terminal. Applied to every message (:func:`pktflow.cli.main`)
+    and to everything the consoles print."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+class SafeConsole(Console):
+    """A rich console that escapes control characters in the text it prints (not in the styles
+    it renders itself): a table cell holding an element name from a file prints as text."""
+
+    def _render_buffer(self, buffer):  # type: ignore[override]
+        from rich.segment import Segment
+
+        return super()._render_buffer(
+            seg if seg.control else Segment(escape_controls(seg.text), seg.style, seg.control) for seg in buffer
+        )
+
+
 def _wide_console(stderr: bool = False) -> Console:
     """On a terminal, rich's own width. Elsewhere (a pipe, a file, a CI log) a console so wide that
     no table is cut or squeezed: rich then draws every column at its natural width."""
     stream = sys.stderr if stderr else sys.stdout
     tty = stream.isatty()
     if tty:
-        return Console(stderr=stderr)
-    return Console(stderr=stderr, width=100_000, no_color=True, highlight=False, soft_wrap=True)
+        return SafeConsole(stderr=stderr)
+    return SafeConsole(stderr=stderr, width=100_000, no_color=True, highlight=False, soft_wrap=True)
 
 
 console = _wide_console()
@@ -77,6 +103,16 @@ err = _wide_console(stderr=True)
 
 class Interrupted(Exception):
     """Raised by a command after it has printed what it finished before Ctrl-C (exit 130)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised on SIGTERM (by the handler :func:`pktflow.cli.main` installs): it stops a command
+    exactly as Ctrl-C does (the Rust core's cancellation, every temporary file removed), then
+    the command exits 143."""
+
+
+#: Set when SIGTERM arrived (a command that stops with :class:`Interrupted` then exits 143).
+TERMINATED = False
 
 
 def note_unmeasured_host(arch: Optional[str]) -> None:
@@ -309,9 +345,69 @@ def progress(what: str, unit: str, total: Optional[float] = None) -> Progress:
 # output files
 
 
+#: The command line being run (after ``pktflow``), set by :func:`pktflow.cli.main` and ``rerun``;
+#: ``None``: ``sys.argv[1:]``.
+_ARGV: Optional[list[str]] = None
+
+
+def current_argv() -> list[str]:
+    """The arguments of the command being run (after ``pktflow``)."""
+    return list(_ARGV) if _ARGV is not None else list(sys.argv[1:])
+
+
+def file_id(path: str | os.PathLike) -> tuple:
+    """A file's identity: (device, inode) when it exists (through symbolic links), else its
+    folder's real path and its name, so two names of one file compare equal."""
+    p = Path(path)
+    try:
+        st = os.stat(p)
+        return ("inode", st.st_dev, st.st_ino)
+    except (OSError, ValueError):
+        parent = p.parent if str(p.parent) else Path(".")
+        return ("path", os.path.realpath(parent), p.name)
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether ``a`` and ``b`` are one file, compared by identity, not by name."""
+    return file_id(a) == file_id(b)
+
+
+def refuse_same_file(out: Path, option: str, inputs: Sequence[tuple[str, str | os.PathLike]]) -> None:
+    """Refuse (one line, exit 2) an output that is the same file as one of ``inputs``
+    (``(what, path)`` pairs)."""
+    me = file_id(out)
+    for what, p in inputs:
+        if file_id(p) == me:
+            raise PktflowError(
+                f"{option} {out}: is {what}; refusing to replace an input (write to another file)"
+            )
+
+
+def _check_not_named_twice(p: Path, option: str) -> None:
+    """An output file must not be a file the command line names elsewhere: an input (``--trace
+    t.pcap --csv t.pcap``) or another output (``--csv x --plot x``)."""
+    me = file_id(p)
+    hits = []
+    for a in current_argv():
+        val = a.split("=", 1)[1] if a.startswith("-") and "=" in a else a
+        if not val or val.startswith("-"):
+            continue
+        try:
+            if file_id(val) == me:
+                hits.append(val)
+        except (OSError, ValueError):
+            continue
+    if len(hits) > 1:
+        raise PktflowError(
+            f"{option} {p}: is also named elsewhere on the command line ({hits[0]} and {hits[1]} are one file): "
+            "an output must not replace an input or another output"
+        )
+
+
 def output_path(path: Optional[str | os.PathLike], option: str) -> Optional[Path]:
     """Check an output file named by ``option`` *before* the run: its folder is created if missing,
-    and a path that is a folder, or a folder that cannot be written, is refused (exit 2)."""
+    and a path that is a folder, a folder that cannot be written, a symbolic link to a missing
+    file, or a file the command line also names (an input, another output) is refused (exit 2)."""
     if path is None:
         return None
     p = Path(path)
@@ -319,6 +415,12 @@ def output_path(path: Optional[str | os.PathLike], option: str) -> Optional[Path
         return p
     if p.is_dir():
         raise PktflowError(f"{option} {p}: is a directory, expected a file name")
+    if p.is_symlink() and not p.exists():
+        raise PktflowError(
+            f"{option} {p}: is a symbolic link to {os.readlink(p)}, which does not exist; "
+            "pktflow writes through links, never over them"
+        )
+    _check_not_named_twice(p, option)
     parent = p.parent if str(p.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -345,13 +447,37 @@ def output_dir(path: Optional[str | os.PathLike], option: str) -> Optional[Path]
     return p
 
 
+#: Temporary files being written by :func:`atomic_path` (removed on SIGTERM as on Ctrl-C).
+_PARTIAL: set[str] = set()
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
-    """Yield a temporary path beside ``path``; on success it is renamed onto ``path``, on any error
-    (or Ctrl-C) it is removed, so ``path`` is either the complete new file or untouched."""
+    """Yield the path to write ``path`` through, so that nothing of the user's is destroyed:
+
+    * a regular file or nothing: a temporary file beside it, renamed onto it on success and
+      removed on any error (or Ctrl-C, SIGTERM), so ``path`` is the complete new file or untouched;
+    * a symbolic link: the same, beside the file it points at (the link stays a link); a link to
+      a missing file is refused;
+    * anything else (``/dev/null``, a FIFO): ``path`` itself, written directly, never replaced.
+    """
     p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".partial", dir=str(p.parent or Path(".")))
+    target = p
+    if p.is_symlink():
+        if not p.exists():
+            raise PktflowError(
+                f"{p}: is a symbolic link to {os.readlink(p)}, which does not exist; "
+                "pktflow writes through links, never over them"
+            )
+        target = Path(os.path.realpath(p))
+    if target.is_dir():
+        raise PktflowError(f"{p}: is a directory, expected a file name")
+    if target.exists() and not target.is_file():
+        yield target
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".partial", dir=str(target.parent or Path(".")))
     os.close(fd)
+    _PARTIAL.add(tmp)
     # mkstemp creates the file 0600; an output file gets the permissions a plain open() would
     # give it (0666 less the umask), so reports and tables stay readable by others.
     umask = os.umask(0)
@@ -359,11 +485,21 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
     os.chmod(tmp, 0o666 & ~umask)
     try:
         yield Path(tmp)
-        os.replace(tmp, p)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    finally:
+        _PARTIAL.discard(tmp)
+
+
+def remove_partial_files() -> None:
+    """Remove the temporary files of writes still under way (the SIGTERM handler's last step)."""
+    for tmp in list(_PARTIAL):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        _PARTIAL.discard(tmp)
 
 
 @contextlib.contextmanager
@@ -391,7 +527,7 @@ def run_record(argv: Optional[Sequence[str]] = None) -> dict[str, Any]:
     existing file the command line names (a trace, a Click file, an architecture file...)."""
     import pktflow
 
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = list(current_argv() if argv is None else argv)
     inputs = {}
     for a in args:
         val = a.split("=", 1)[1] if a.startswith("--") and "=" in a else a

@@ -7,19 +7,23 @@ Each group of commands lives in its own module and registers itself here:
 ``pktflow._ui``.
 
 Exit codes: 0 success; 2 a usage error or bad input (one line on stderr naming the file, line or
-option); 130 interrupted by Ctrl-C (what was finished is printed first); 1 an internal error.
+option); 130 interrupted by Ctrl-C (what was finished is printed first); 143 stopped by SIGTERM
+(likewise, temporary files removed); 1 an internal error.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 from typing import Optional
 
 import typer
 
 import pktflow
 from pktflow import PktflowError
-from pktflow._ui import Interrupted
+from pktflow import _ui
+from pktflow._ui import Interrupted, Terminated, escape_controls
 
 app = typer.Typer(
     name="pktflow",
@@ -90,18 +94,55 @@ def _is_usage_error(e: BaseException) -> bool:
 
 def _stop(code: int, line: str) -> None:
     sys.stdout.flush()
-    sys.stderr.write(line.rstrip("\n") + "\n")
+    # Messages quote names and values from files: never let them drive the terminal.
+    sys.stderr.write(escape_controls(line.rstrip("\n")) + "\n")
     sys.exit(code)
+
+
+def _on_sigterm(signum, frame) -> None:
+    _ui.TERMINATED = True
+    raise Terminated()
+
+
+def _install_sigterm() -> bool:
+    """SIGTERM stops a command as Ctrl-C does (temporary files removed), then exit 143. Only on
+    the main thread and over the default disposition (a sweep's workers set their own). Returns
+    whether it was installed (then :func:`main` restores the default when the command ends)."""
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if signal.getsignal(signal.SIGTERM) == signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _on_sigterm)
+        return True
+    return False
+
+
+def _interrupted() -> None:
+    if _ui.TERMINATED:
+        _ui.remove_partial_files()
+        _stop(143, "terminated")
+    _stop(130, "interrupted")
 
 
 def main(argv: Optional[list[str]] = None) -> None:
     """Entry point of the ``pktflow`` script (``argv`` for tests and ``pktflow rerun``)."""
+    installed = _install_sigterm()
+    saved_argv = _ui._ARGV
+    _ui._ARGV = list(argv) if argv is not None else None
+    try:
+        _main(argv)
+    finally:
+        _ui._ARGV = saved_argv
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _main(argv: Optional[list[str]]) -> None:
     try:
         rc = app(args=argv, standalone_mode=False, prog_name="pktflow")
         # Without standalone mode, click returns the code of a typer.Exit instead of raising it.
         # Click also turns a KeyboardInterrupt it catches into a returned 130.
         if rc == 130:
-            _stop(130, "interrupted")
+            _interrupted()
         if isinstance(rc, int) and rc != 0:
             sys.stdout.flush()
             sys.exit(rc)
@@ -112,11 +153,11 @@ def main(argv: Optional[list[str]] = None) -> None:
             msg = f"error: {msg}"
         _stop(2, msg)
     except (Interrupted, KeyboardInterrupt):
-        _stop(130, "interrupted")
+        _interrupted()
     except typer.Exit as e:
         sys.exit(e.exit_code)
     except typer.Abort:
-        _stop(130, "interrupted")
+        _interrupted()
     except BrokenPipeError:
         # `pktflow ... | head`: the reader went away; not an error of ours.
         sys.stderr.close()

@@ -184,6 +184,8 @@ def profile(
         emit_json(prof)
         return
     _print_profile(prof)
+    for f in prof.get("files_written", []):
+        console.print(f"wrote {f}")
     for f in (csv, plot):
         if f is not None:
             console.print(f"wrote {f}")

@@ -58,13 +58,16 @@ def sweep(
     outdir = _ui.output_dir(out, "--out")
     assert outdir is not None
     if dry_run:
+        from pktflow.sweep.engine import computed_hashes
+
+        hashes = computed_hashes(outdir)
         pts = exp.points()
         t = Table(title=f"{len(pts)} points")
         t.add_column("done")
         t.add_column("key")
         t.add_column("command")
         for p in pts:
-            t.add_row("yes" if load_point(outdir, p.key) else "", p.key, escape("pktflow " + " ".join(p.argv)))
+            t.add_row("yes" if load_point(outdir, p.key, hashes) else "", p.key, escape("pktflow " + " ".join(p.argv)))
         _ui.console.print(t)
         return
     try:
@@ -159,6 +162,14 @@ def report(
     from pktflow.sweep import report as rep
 
     out = _ui.output_path(html, "--html")
+    assert out is not None
+    # The page must not replace what it reports on: the folder's tables, record or points.
+    from pktflow.sweep.engine import SWEEP_FILES
+
+    if folder.is_dir():
+        reads = [(f"the sweep's {f}", folder / f) for f in SWEEP_FILES]
+        reads += [(f"a point of the sweep ({p.name})", p) for p in (folder / "points").glob("*.json")]
+        _ui.refuse_same_file(out, "--html", reads)
     n = rep.write(folder, out)
     _ui.console.print(f"{out}: {n} plots")
 

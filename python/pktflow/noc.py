@@ -126,8 +126,12 @@ class Program:
         return json.dumps(self.to_dict())
 
     def save(self, path: Union[str, Path]) -> Path:
+        from pktflow import _ui
+
         p = Path(path)
-        p.write_text(json.dumps(self.to_dict(), indent=1))
+        # As every output: replaced whole, written through a link or a device, never over them.
+        with _ui.atomic_write(p) as f:
+            f.write(json.dumps(self.to_dict(), indent=1))
         return p
 
     def balance(self) -> dict[str, Any]:

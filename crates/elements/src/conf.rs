@@ -490,6 +490,23 @@ pub struct Shared {
     /// ARPTable elements' tables, by element name (ARPQuerier's TABLE keyword names one).
     pub arp_tables:
         crate::elements::nat::shared::Registry<crate::elements::ip::arp_table::ArpTableState>,
+    /// The files elements read and write, as they resolve them ([`InitEnv::resolve_input`],
+    /// [`InitEnv::resolve_output`]): the router refuses an output that is an input or another
+    /// output (`Router::new`).
+    pub files: std::sync::Mutex<Vec<FileUse>>,
+}
+
+/// A file an element reads or writes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileUse {
+    /// The element's index in the graph.
+    pub element: u32,
+    /// Whether the element writes it (ToDump) rather than reads it (FromDump, a routing table).
+    pub output: bool,
+    /// The name as written in the configuration.
+    pub name: String,
+    /// The name resolved against the configuration's folder or the output folder.
+    pub path: PathBuf,
 }
 
 impl Default for Shared {
@@ -499,6 +516,7 @@ impl Default for Shared {
             rewriters: Default::default(),
             arp_tables: Default::default(),
             ping_rewriters: Default::default(),
+            files: Default::default(),
         }
     }
 }
@@ -506,18 +524,35 @@ impl Default for Shared {
 impl InitEnv {
     pub fn resolve_input(&self, f: &str) -> PathBuf {
         let p = PathBuf::from(f);
-        if p.is_absolute() {
+        let p = if p.is_absolute() {
             p
         } else {
             self.base_dir.join(p)
-        }
+        };
+        self.note_file(false, f, &p);
+        p
     }
     pub fn resolve_output(&self, f: &str) -> PathBuf {
         let p = PathBuf::from(f);
-        if p.is_absolute() {
+        let p = if p.is_absolute() {
             p
         } else {
             self.out_dir.join(p)
+        };
+        self.note_file(true, f, &p);
+        p
+    }
+    fn note_file(&self, output: bool, name: &str, path: &std::path::Path) {
+        let u = FileUse {
+            element: self.index,
+            output,
+            name: name.to_string(),
+            path: path.to_path_buf(),
+        };
+        let mut files = self.shared.files.lock().unwrap_or_else(|e| e.into_inner());
+        // Copies of one graph (one router per thread) share `shared`: one entry per element.
+        if !files.contains(&u) {
+            files.push(u);
         }
     }
 }

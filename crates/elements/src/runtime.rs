@@ -87,6 +87,8 @@ struct PullSink {
 /// A configured, validated application ready to run.
 pub struct Router {
     pub graph: AppGraph,
+    /// The files the elements read and write ([`Router::files`]).
+    files: Vec<crate::conf::FileUse>,
     elems: Vec<Box<dyn Element>>,
     /// out_edge[e][port] = (destination element, input port)
     out_edge: Vec<Vec<Option<(u32, u16)>>>,
@@ -149,6 +151,56 @@ pub struct Router {
 
 fn push_err(errs: &mut Vec<Diagnostic>, span: &Span, msg: String) {
     errs.push(Diagnostic::error(span.clone(), msg));
+}
+
+/// Refuse, at the output element, an output file (ToDump) that is the same file as an input
+/// (FromDump, a routing table) or as an earlier output, compared by identity (device and inode,
+/// through symbolic links; by folder and name for files not yet created), and an output the
+/// writer would refuse (a folder, a link to a missing file). Nothing is written by this check.
+fn check_files(graph: &AppGraph, files: &[crate::conf::FileUse], errs: &mut Vec<Diagnostic>) {
+    use pktflow_traffic::outfile::FileId;
+    let ids: Vec<FileId> = files.iter().map(|f| FileId::of(&f.path)).collect();
+    let label = |k: usize| {
+        let d = graph.elements.get(files[k].element as usize);
+        d.map(|d| format!("'{}' ({})", d.name, d.class))
+            .unwrap_or_else(|| "an element".into())
+    };
+    for (k, f) in files.iter().enumerate() {
+        if !f.output {
+            continue;
+        }
+        let Some(d) = graph.elements.get(f.element as usize) else {
+            continue;
+        };
+        if let Err(m) = pktflow_traffic::Output::plan(&f.path) {
+            push_err(errs, &d.span, format!("{}: {m}", label(k)));
+            continue;
+        }
+        let clash = (0..files.len()).find(|&j| {
+            j != k
+                && files[j].element != f.element
+                && ids[j] == ids[k]
+                && (!files[j].output || j < k)
+        });
+        if let Some(j) = clash {
+            let m = if files[j].output {
+                format!(
+                    "{} writes {}, as {} does: two outputs to one file (give each its own file)",
+                    label(k),
+                    f.name,
+                    label(j)
+                )
+            } else {
+                format!(
+                    "{} would write {}, which {} reads: refusing to replace an input (write to another file)",
+                    label(k),
+                    f.name,
+                    label(j)
+                )
+            };
+            push_err(errs, &d.span, m);
+        }
+    }
 }
 
 /// Union-find over ports for push/pull resolution.
@@ -306,6 +358,13 @@ impl Router {
                 }
             }
         });
+        // Files: no output may be an input or another output (compared by identity).
+        let files: Vec<crate::conf::FileUse> = shared
+            .files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        check_files(&graph, &files, &mut errs);
         let n = graph.elements.len();
         // Port usage.
         let mut out_edge: Vec<Vec<Option<(u32, u16)>>> = vec![Vec::new(); n];
@@ -605,6 +664,7 @@ impl Router {
             .collect();
         let r = Router {
             graph,
+            files,
             elems,
             out_edge,
             out0,
@@ -1294,6 +1354,22 @@ impl Router {
     }
 
     /// Names of the configuration's own packet sources (generators), in declaration order.
+    /// The files the elements read and write: (element name, output?, name as written, path).
+    pub fn files(&self) -> Vec<(String, bool, String, PathBuf)> {
+        self.files
+            .iter()
+            .map(|f| {
+                let name = self
+                    .graph
+                    .elements
+                    .get(f.element as usize)
+                    .map(|d| d.name.clone())
+                    .unwrap_or_default();
+                (name, f.output, f.name.clone(), f.path.clone())
+            })
+            .collect()
+    }
+
     pub fn generator_names(&self) -> Vec<String> {
         self.generators
             .iter()

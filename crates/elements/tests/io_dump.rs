@@ -375,3 +375,112 @@ fn from_dump_to_dump_matches_click_byte_for_byte() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+fn errors(g: pktflow_model::AppGraph, dir: &Path) -> String {
+    let opts = RouterOptions {
+        base_dir: dir.to_path_buf(),
+        out_dir: dir.to_path_buf(),
+    };
+    match Router::new(g, &opts) {
+        Ok(_) => String::new(),
+        Err(e) => e
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+#[test]
+fn to_dump_onto_its_own_input_or_another_to_dump_is_refused() {
+    let dir = tmpdir("collide");
+    let input = dir.join("x.pcap");
+    write_input(&input, 3);
+    let before = std::fs::read(&input).unwrap();
+    // The same file, by its name and through a symbolic link to it.
+    let link = dir.join("alias.pcap");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&input, &link).unwrap();
+    for out in ["x.pcap", "./x.pcap", "alias.pcap"] {
+        let g = graph(
+            &[("src", "FromDump", "x.pcap"), ("dst", "ToDump", out)],
+            &[(0, 0, 1, 0)],
+        );
+        let e = errors(g, &dir);
+        assert!(
+            e.contains("'dst' (ToDump)") && e.contains("'src' (FromDump)") && e.contains("input"),
+            "{out}: {e}"
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+    }
+    assert_eq!(std::fs::read(&input).unwrap(), before);
+    let g = graph(
+        &[
+            ("src", "InfiniteSource", "LIMIT 5"),
+            ("t", "Tee", "2"),
+            ("a", "ToDump", "same.pcap"),
+            ("b", "ToDump", "./same.pcap"),
+        ],
+        &[(0, 0, 1, 0), (1, 0, 2, 0), (1, 1, 3, 0)],
+    );
+    let e = errors(g, &dir);
+    assert!(
+        e.contains("'b' (ToDump)") && e.contains("'a' (ToDump)") && e.contains("one file"),
+        "{e}"
+    );
+}
+
+#[test]
+fn to_dump_writes_through_a_symlink_and_a_fifo() {
+    let dir = tmpdir("through");
+    let real = dir.join("real.pcap");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.join("link.pcap");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let g = graph(
+        &[
+            ("src", "InfiniteSource", "LIMIT 7"),
+            ("d", "ToDump", "link.pcap"),
+        ],
+        &[(0, 0, 1, 0)],
+    );
+    let (mut r, _) = run(g, &dir, 100);
+    r.finish().unwrap();
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert_eq!(read_all(&real).len(), 7);
+    // A FIFO: written into, never replaced by a regular file.
+    let fifo = dir.join("pipe.pcap");
+    let _ = std::fs::remove_file(&fifo);
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let g = graph(
+        &[
+            ("src", "InfiniteSource", "LIMIT 4"),
+            ("d", "ToDump", "pipe.pcap"),
+        ],
+        &[(0, 0, 1, 0)],
+    );
+    let (mut r, _) = run(g, &dir, 100);
+    r.finish().unwrap();
+    drop(r);
+    let bytes = reader.join().unwrap();
+    let n = PcapReader::from_reader(&bytes[..], "pipe").unwrap().count();
+    assert_eq!(n, 4);
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::symlink_metadata(&fifo)
+        .unwrap()
+        .file_type()
+        .is_fifo());
+    assert!(!names_in(&dir).iter().any(|f| f.ends_with(".partial")));
+}

@@ -23,7 +23,8 @@ impl Span {
 
 impl fmt::Display for Span {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", self.file, self.line, self.col)
+        let file = crate::text::escape_controls(&self.file);
+        write!(f, "{}:{}:{}", file, self.line, self.col)
     }
 }
 
@@ -65,6 +66,24 @@ impl fmt::Display for Diagnostic {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        write!(f, "{}: {}: {}", self.span, sev, self.message)
+        // Messages quote names and values from the file: escape what could drive a terminal.
+        let msg = crate::text::escape_controls(&self.message);
+        write!(f, "{}: {}: {}", self.span, sev, msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_diagnostic_quoting_file_text_prints_no_control_characters() {
+        let d = Diagnostic::error(
+            Span::new("evil\x1b]0;title\x07.click", 3, 1),
+            "unknown element class '\x1b[2J\x1b[31mBoom'",
+        );
+        let s = d.to_string();
+        assert!(!s.chars().any(|c| c.is_control()), "{s:?}");
+        assert!(s.contains("\\x1b[31mBoom") && s.starts_with("evil\\x1b]0;title\\x07.click:3:1"));
     }
 }

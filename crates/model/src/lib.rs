@@ -6,6 +6,7 @@ pub mod cancel;
 pub mod cost;
 pub mod diag;
 pub mod graph;
+pub mod text;
 
 pub use cost::{
     sorted_sets_meet, AccessKind, Fate, LockMark, MemAccess, MemType, PacketTrace, Visit,

@@ -587,6 +587,8 @@ impl Run {
         source.validate()?;
         let app = load_app(app)?;
         let router = app.instantiate(out_dir)?;
+        // No ToDump may replace the trace (the router itself refuses ToDump over FromDump).
+        check_outputs(&router, source, out_dir, false, false)?;
         let stats: Shared = Rc::new(RefCell::new(SourceStats::default()));
         let packets = if router.n_generators() > 0 {
             if !matches!(source, Source::Auto { .. }) {
@@ -843,6 +845,58 @@ impl Run {
     }
 }
 
+/// Before a run: no output may replace an input or another output, and, when the user named
+/// the output folder (`confine`: `--out-dir`), every ToDump file must stay inside it.
+///
+/// Outputs are the ToDump files and, with `devices`, one pcap per ToDevice device in `out_dir`;
+/// inputs are the trace file and the files elements read (FromDump, routing tables). Files are
+/// compared by identity (`pktflow_traffic::outfile`). One line naming the element or option.
+pub fn check_outputs(
+    router: &Router,
+    source: &Source,
+    out_dir: &Path,
+    devices: bool,
+    confine: bool,
+) -> Result<(), String> {
+    use pktflow_traffic::outfile::{check_collisions, escapes};
+    let file = &router.graph.file;
+    let mut inputs: Vec<(String, PathBuf)> = Vec::new();
+    if let Source::Pcap { path, .. } = source {
+        inputs.push((format!("--trace {path}"), PathBuf::from(path)));
+    }
+    let mut outputs: Vec<(String, PathBuf)> = Vec::new();
+    for (elem, output, name, path) in router.files() {
+        if !output {
+            inputs.push((format!("'{elem}'"), path));
+            continue;
+        }
+        if confine && escapes(Path::new(&name)) {
+            return Err(format!(
+                "{file}: '{elem}' writes {name}, outside --out-dir {}: name a file inside that folder, or run without --out-dir to write where the configuration says",
+                out_dir.display()
+            ));
+        }
+        outputs.push((format!("{file}: '{elem}'"), path));
+    }
+    if devices {
+        let mut seen: Vec<String> = Vec::new();
+        for i in 0..router.graph.elements.len() {
+            if router.graph.elements[i].class != "ToDevice" {
+                continue;
+            }
+            if let Some(dev) = router.element(i).device() {
+                if seen.iter().any(|d| d == dev) {
+                    continue;
+                }
+                seen.push(dev.to_string());
+                let path = out_dir.join(pktflow_traffic::device_file_name(dev));
+                outputs.push((format!("the pcap of device {dev} (ToDevice)"), path));
+            }
+        }
+    }
+    check_collisions(&inputs, &outputs)
+}
+
 /// Run `app` on `source` and return the profile report as JSON. `tick(done)` is called every
 /// 10,000 packets. Stops with the error `interrupted` when `pktflow_model::cancel` is raised.
 pub fn profile(
@@ -865,6 +919,7 @@ pub fn profile_with(
     mut tick: impl FnMut(u64),
 ) -> Result<serde_json::Value, String> {
     let mut run = Run::start(app, source, out_dir)?;
+    check_outputs(&run.router, source, out_dir, devices, devices)?;
     if devices {
         run.write_devices(out_dir)?;
     }
@@ -1004,6 +1059,16 @@ pub fn profile_with(
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()),
     );
+    // Every file the run wrote, where it went: ToDump files, then device pcaps.
+    let mut written: Vec<String> = run
+        .router
+        .files()
+        .into_iter()
+        .filter(|f| f.1)
+        .map(|f| f.3.display().to_string())
+        .collect();
+    written.extend(run.device_outputs.iter().map(|p| p.display().to_string()));
+    o.insert("files_written".into(), json!(written));
     o.insert("notes".into(), json!(notes));
     o.insert(
         "warnings".into(),
@@ -1068,17 +1133,6 @@ pub fn write_synthetic(
     )
 }
 
-/// Removes a temporary file unless disarmed (error, Ctrl-C, panic).
-struct TempGuard(Option<std::path::PathBuf>);
-
-impl Drop for TempGuard {
-    fn drop(&mut self) {
-        if let Some(p) = self.0.take() {
-            let _ = std::fs::remove_file(p);
-        }
-    }
-}
-
 /// [`write_synthetic`] with a progress callback and a free-space oracle. The size is estimated
 /// from the first packets before anything is written and refused when it exceeds the free
 /// space; the file is written to a hidden temporary file beside `path` and renamed on success
@@ -1112,7 +1166,9 @@ pub fn write_synthetic_with(
         .map(|tp| tp.data.len() as u64)
         .sum();
     let estimate = capture_bytes(n, sample_bytes as f64 / sample as f64, pcapng);
-    if let Some(free) = (opts.free_space)(&dir) {
+    // A device or FIFO (`/dev/null`) is written through: the folder's free space is not its.
+    let direct = std::fs::metadata(target).is_ok_and(|m| !m.is_file());
+    if let Some(free) = (opts.free_space)(&dir).filter(|_| !direct) {
         if estimate > free {
             return Err(format!(
                 "{path}: {n} packets need about {} but the file system has {} free",
@@ -1121,12 +1177,14 @@ pub fn write_synthetic_with(
             ));
         }
     }
-    let name = target
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "trace".into());
-    let tmp = dir.join(format!(".{name}.{}.partial", std::process::id()));
-    let mut guard = TempGuard(Some(tmp.clone()));
+    // Written through `Output`: a temporary file renamed onto a regular file (removed on an
+    // error or Ctrl-C), or straight into a device or FIFO; a symbolic link is written through.
+    let mut out = pktflow_traffic::Output::plan(target)?;
+    let open = |out: &pktflow_traffic::Output| {
+        out.open()
+            .map(|f| std::io::BufWriter::with_capacity(1 << 16, f))
+            .map_err(|e| format!("{}: {e}", out.writing().display()))
+    };
     let mut bytes = 0u64;
     let mut count = 0u64;
     let tick = opts.tick;
@@ -1142,22 +1200,31 @@ pub fn write_synthetic_with(
         Ok(())
     };
     if pcapng {
-        let mut w = pktflow_traffic::PcapngWriter::create(&tmp, 1).map_err(|e| e.to_string())?;
+        let opts = pktflow_traffic::PcapngOptions {
+            linktype: 1,
+            ..Default::default()
+        };
+        let mut w = pktflow_traffic::PcapngWriter::new(open(&out)?, path, opts)
+            .map_err(|e| e.to_string())?;
         for tp in hints.generator(n, seed)? {
             each(&tp, &mut count, &mut bytes)?;
             w.write(&tp).map_err(|e| e.to_string())?;
         }
         w.finish().map_err(|e| e.to_string())?;
     } else {
-        let mut w = pktflow_traffic::PcapWriter::create(&tmp, 1).map_err(|e| e.to_string())?;
+        let opts = pktflow_traffic::PcapOptions {
+            linktype: 1,
+            ..Default::default()
+        };
+        let mut w =
+            pktflow_traffic::PcapWriter::new(open(&out)?, path, opts).map_err(|e| e.to_string())?;
         for tp in hints.generator(n, seed)? {
             each(&tp, &mut count, &mut bytes)?;
             w.write(&tp).map_err(|e| e.to_string())?;
         }
         w.finish().map_err(|e| e.to_string())?;
     }
-    std::fs::rename(&tmp, path).map_err(|e| format!("{path}: {e}"))?;
-    guard.0 = None;
+    out.commit()?;
     Ok(json!({
         "path": path,
         "packets": count,

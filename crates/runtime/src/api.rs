@@ -289,6 +289,14 @@ pub fn run(req: &Request, tick: &mut dyn FnMut(u64)) -> Result<Value, String> {
             return Err(format!("--out-dir {}: not a folder", d.display()));
         }
     }
+    // No output may replace an input or another output, and ToDump files stay inside a
+    // --out-dir the user named (checked once, on the graph as it writes into the final folder).
+    {
+        let out = out_dir_or_cwd(req);
+        let router = app.instantiate(&out)?;
+        let named = req.out_dir.is_some();
+        pktflow_profile::run::check_outputs(&router, &req.source, &out, named, named)?;
+    }
     match req.model {
         Model::Rtc if req.threads == 1 => run_one(req, &app, tick),
         _ => run_rtc(req, &app),

@@ -95,11 +95,14 @@ pub fn merge_pcaps(parts: &[PathBuf], out: &Path) -> Result<bool, String> {
     let Some(header) = header else {
         return Ok(false);
     };
-    let name = out.file_name().and_then(|n| n.to_str()).unwrap_or("out");
-    let tmp = out.with_file_name(format!(".{name}.{}.merging", std::process::id()));
+    // Written through `Output`: a temporary file renamed onto a regular file (removed on an
+    // error), or straight into a device or FIFO; a symbolic link is written through.
+    let mut target = pktflow_traffic::Output::plan(out)?;
     let result = (|| -> Result<(), String> {
-        let mut w =
-            BufWriter::new(File::create(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?);
+        let f = target
+            .open()
+            .map_err(|e| format!("{}: {e}", target.writing().display()))?;
+        let mut w = BufWriter::new(f);
         let err = |e: std::io::Error| format!("{}: {e}", out.display());
         w.write_all(&header).map_err(err)?;
         loop {
@@ -121,11 +124,11 @@ pub fn merge_pcaps(parts: &[PathBuf], out: &Path) -> Result<bool, String> {
     })();
     match result {
         Ok(()) => {
-            std::fs::rename(&tmp, out).map_err(|e| format!("{}: {e}", out.display()))?;
+            target.commit()?;
             Ok(true)
         }
         Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
+            target.discard();
             Err(e)
         }
     }

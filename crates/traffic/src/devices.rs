@@ -1,12 +1,15 @@
 //! One pcap per output device: what leaves an application through each `ToDevice(DEV)` written
 //! to `DIR/DEV.pcap` (classic pcap, nanosecond timestamps, little-endian, link type Ethernet; a
 //! packet's timestamp is its `timestamp_ns` annotation, the one of the trace packet that caused
-//! it). Each file is written to a temporary file in `DIR` and renamed into place by
-//! [`DevicePcaps::finish`]; dropped unfinished, the temporary files are removed.
+//! it). Each file is written through [`crate::outfile::Output`]: to a temporary file in `DIR`
+//! renamed into place by [`DevicePcaps::finish`] (dropped unfinished, the temporary files are
+//! removed), or straight into a target that is not a regular file (a FIFO, `/dev/null`); a
+//! symbolic link is written through.
 //!
 //! Shared by the real runtime (`crates/runtime`, `pktflow run`) and the functional run
 //! (`crates/profile`, `pktflow profile`), so both write byte-identical files for the same
 //! departures.
+use crate::outfile::Output;
 use crate::{Packet, PcapOptions, PcapWriter, TracePacket};
 use std::fs::File;
 use std::io::BufWriter;
@@ -30,8 +33,8 @@ pub fn device_file_name(dev: &str) -> String {
 /// The device pcaps of one run. See the module documentation.
 pub struct DevicePcaps {
     dir: PathBuf,
-    /// Device name, writer, temporary path, final path.
-    writers: Vec<(String, PcapWriter<BufWriter<File>>, PathBuf, PathBuf)>,
+    /// Device name, writer, how the file is written, final path.
+    writers: Vec<(String, PcapWriter<BufWriter<File>>, Output, PathBuf)>,
     scratch: TracePacket,
 }
 
@@ -58,11 +61,17 @@ impl DevicePcaps {
         }
         let name = device_file_name(dev);
         let path = self.dir.join(&name);
-        let tmp = self
-            .dir
-            .join(format!(".{name}.{}.partial", std::process::id()));
-        let w = PcapWriter::create_with(&tmp, PcapOptions::default()).map_err(|e| e.to_string())?;
-        self.writers.push((dev.to_string(), w, tmp, path));
+        let out = Output::plan(&path)?;
+        let f = out
+            .open()
+            .map_err(|e| format!("{}: {e}", out.writing().display()))?;
+        let w = PcapWriter::new(
+            BufWriter::new(f),
+            &path.display().to_string(),
+            PcapOptions::default(),
+        )
+        .map_err(|e| e.to_string())?;
+        self.writers.push((dev.to_string(), w, out, path));
         Ok(self.writers.len() - 1)
     }
 
@@ -79,15 +88,11 @@ impl DevicePcaps {
     /// Flush every file and rename it into place; returns the final paths, in opening order.
     pub fn finish(mut self) -> Result<Vec<PathBuf>, String> {
         let mut done = Vec::new();
-        for (_, w, tmp, path) in std::mem::take(&mut self.writers) {
+        for (_, w, mut out, path) in std::mem::take(&mut self.writers) {
             if let Err(e) = w.finish() {
-                let _ = std::fs::remove_file(&tmp);
                 return Err(e.to_string());
             }
-            if let Err(e) = std::fs::rename(&tmp, &path) {
-                let _ = std::fs::remove_file(&tmp);
-                return Err(format!("{}: cannot rename into place: {e}", path.display()));
-            }
+            out.commit()?;
             done.push(path);
         }
         Ok(done)
@@ -99,9 +104,9 @@ impl DevicePcaps {
     }
 
     fn remove_partial(&mut self) {
-        for (_, w, tmp, _) in self.writers.drain(..) {
+        for (_, w, mut out, _) in self.writers.drain(..) {
             drop(w);
-            let _ = std::fs::remove_file(tmp);
+            out.discard();
         }
     }
 }

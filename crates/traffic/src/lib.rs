@@ -3,6 +3,7 @@
 pub mod checksum;
 pub mod devices;
 pub mod mapped;
+pub mod outfile;
 pub mod packet;
 pub mod pcap;
 pub mod pcapng;
@@ -13,6 +14,7 @@ pub mod thesis;
 pub use checksum::{incremental_update, ip_checksum, l4_checksum, pseudo_header_sum};
 pub use devices::{device_file_name, DevicePcaps};
 pub use mapped::{MappedPcap, TraceFileReader};
+pub use outfile::Output;
 pub use packet::{packets_created, Annotations, Packet};
 pub use pcap::{
     CaptureFormat, PcapOptions, PcapReader, PcapWriter, TracePacket, TraceRef, LINKTYPE_ETHERNET,

@@ -46,6 +46,8 @@ def _worker_init() -> None:
         os._exit(130)
 
     signal.signal(signal.SIGINT, handler)
+    # SIGTERM (the sweep stopping its pool) ends a point the same way: its temporary files go.
+    signal.signal(signal.SIGTERM, handler)
 
 
 def run_point(argv: list[str], cwd: Optional[str] = None) -> dict:
@@ -212,16 +214,110 @@ def point_path(out: Path, key: str) -> Path:
     return out / "points" / f"{key}.json"
 
 
-def load_point(out: Path, key: str) -> Optional[dict]:
-    """A finished point's record, or None when it is missing or unreadable (then recomputed)."""
-    p = point_path(out, key)
+def computed_hashes(out: Path) -> dict[str, str]:
+    """The SHA-256 of each point file as it was written, from ``computed.log`` (the last line of
+    a key wins)."""
+    hashes: dict[str, str] = {}
     try:
-        d = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError):
+        lines = (out / "computed.log").read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return hashes
+    for ln in lines:
+        try:
+            d = json.loads(ln)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(d, dict) and isinstance(d.get("key"), str) and isinstance(d.get("sha256"), str):
+            hashes[d["key"]] = d["sha256"]
+    return hashes
+
+
+def _sha256_text(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def load_point(
+    out: Path, key: str, hashes: Optional[dict[str, str]] = None, changed: Optional[list] = None
+) -> Optional[dict]:
+    """A finished point's record, or None when it is missing, unreadable or changed since it was
+    computed (its SHA-256 is not the one ``computed.log`` recorded): then it is computed again,
+    and its key is added to ``changed`` when the file was there."""
+    p = point_path(out, key)
+    if hashes is None:
+        hashes = computed_hashes(out)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    if hashes.get(key) != _sha256_text(text):
+        if changed is not None:
+            changed.append(key)
+        return None
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError:
         return None
     # Kept: successes and bad-input refusals (exit 2, deterministic). An internal error or an
     # interruption is run again.
     return d if isinstance(d, dict) and d.get("key") == key and d.get("exit") in (0, 2) else None
+
+
+#: Files a sweep writes in its folder (besides ``points/``).
+SWEEP_FILES = ("results.parquet", "results.csv", "summary.csv", "sweep.json", "computed.log")
+
+
+def experiment_id(exp: Experiment) -> str:
+    """What the results of a sweep folder mean (see :func:`experiment_id_of`)."""
+    return experiment_id_of(exp.to_json())
+
+
+def experiment_id_of(j: dict) -> str:
+    """What the results of a sweep folder mean, from an experiment's resolved description: the
+    command, its fixed arguments and options, the names of the variables and the seed option, and
+    the metrics kept. Values of variables and seeds are not in it: adding values or seeds resumes
+    (only the new points run)."""
+    ident = {
+        "command": j.get("command"),
+        "args": j.get("args"),
+        "options": j.get("options"),
+        "variables": sorted(j.get("vary") or {}),
+        "zip": j.get("zip"),
+        "seed_option": (j.get("seeds") or {}).get("option"),
+        "metrics": j.get("metrics"),
+    }
+    return _sha256_text(json.dumps(ident, sort_keys=True, default=str))[:20]
+
+
+def check_folder(exp: Experiment, out: Path) -> None:
+    """Refuse (one line) to sweep into a folder holding another experiment's results (its
+    ``sweep.json`` records another experiment) or files a sweep would replace without a
+    ``sweep.json`` saying whose they are."""
+    manifest = out / "sweep.json"
+    if manifest.exists():
+        try:
+            m = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            m = None
+        if not isinstance(m, dict):
+            raise PktflowError(f"--out {out}: its sweep.json is not a sweep's record; choose another folder")
+        theirs = m.get("experiment_id")
+        if theirs is None and isinstance(m.get("experiment"), dict):
+            theirs = experiment_id_of(m["experiment"])
+        if theirs != experiment_id(exp):
+            src = m.get("source") or "another experiment"
+            raise PktflowError(
+                f"--out {out}: holds the results of another experiment ({src}); "
+                "choose another folder (the same experiment resumes into its own)"
+            )
+        return
+    present = [f for f in SWEEP_FILES if (out / f).exists()]
+    if present:
+        raise PktflowError(
+            f"--out {out}: holds {present[0]} but no sweep.json saying which experiment made it; "
+            "choose another folder"
+        )
 
 
 def run_sweep(
@@ -237,24 +333,37 @@ def run_sweep(
     import pktflow
 
     points = exp.points()
+    check_folder(exp, out)
     (out / "points").mkdir(parents=True, exist_ok=True)
     records: dict[int, dict] = {}
     todo = []
+    hashes = computed_hashes(out)
+    changed: list[str] = []
     for i, p in enumerate(points):
-        r = load_point(out, p.key)
+        r = load_point(out, p.key, hashes, changed)
         if r is not None:
             records[i] = r
         else:
             todo.append(i)
+    for key in changed:
+        _ui.err.print(
+            f"warning: {point_path(out, key)} was changed after it was computed "
+            "(not the SHA-256 computed.log recorded): computing it again"
+        )
     reused = len(records)
     cwd = os.getcwd()
     manifest: dict[str, Any] = {
         "experiment": exp.to_json(),
+        "experiment_id": experiment_id(exp),
         "source": exp.source,
         "pktflow_version": pktflow.__version__,
         "points": len(points),
         "cwd": cwd,
     }
+    # Say whose folder this is before any point runs (a killed sweep leaves no other record).
+    if not (out / "sweep.json").exists():
+        with _ui.atomic_write(out / "sweep.json") as f:
+            json.dump({**manifest, "done": reused, "interrupted": True}, f, indent=2, allow_nan=False)
     engine = None
     interrupted = False
     computed = 0
@@ -282,9 +391,13 @@ def run_sweep(
                         continue
                     p = points[i]
                     full = {"key": p.key, "values": p.values, "seed": p.seed, "argv": p.argv, **rec}
-                    with _ui.atomic_write(point_path(out, p.key)) as f:
-                        json.dump(full, f, allow_nan=False)
-                    log.write(json.dumps({"key": p.key, "worker": rec["worker"]}) + "\n")
+                    text = json.dumps(full, allow_nan=False)
+                    with _ui.atomic_write(point_path(out, p.key), encoding="utf-8") as f:
+                        f.write(text)
+                    # Then its SHA-256, checked when resuming: a point file the log has no hash
+                    # for (a sweep killed in between, an edit) is computed again, never trusted.
+                    line = {"key": p.key, "worker": rec["worker"], "sha256": _sha256_text(text)}
+                    log.write(json.dumps(line) + "\n")
                     log.flush()
                     records[i] = full
                     computed += 1

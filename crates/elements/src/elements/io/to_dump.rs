@@ -17,10 +17,13 @@
 //! timestamp annotation: a FromDump packet keeps its input record's timestamp, so FromDump ->
 //! ToDump copies the record headers. USE_ENCAP_FROM and EXTRA_LENGTH are not supported.
 //! A write error is reported by `Router::finish`; packets after it are still counted out.
-//! The file is written atomically: packets go to a hidden temporary file beside FILENAME
-//! (`.NAME.PID-K.partial`), renamed onto FILENAME by a successful `finish()`; a run that fails,
-//! is interrupted or is dropped without `finish()` removes the temporary file, so FILENAME is
-//! either this run's complete output or left as it was.
+//! The file is written through `pktflow_traffic::outfile::Output`: packets go to a hidden
+//! temporary file beside FILENAME (`.NAME.PID-K.partial`), renamed onto FILENAME by a successful
+//! `finish()`; a run that fails, is interrupted or is dropped without `finish()` removes the
+//! temporary file, so FILENAME is either this run's complete output or left as it was. A
+//! FILENAME that is not a regular file (`/dev/null`, a FIFO) is written directly, never
+//! replaced; a symbolic link is written through to its file. The router refuses a FILENAME
+//! that is the same file as an input or another output (`Router::new`).
 //!
 //! Costs: 20 instructions; 12 B meta-data read (timestamp, length); the copy of the packet
 //! bytes written (a packet-data read of the captured length) plus 1 instruction per 4 bytes.
@@ -28,6 +31,7 @@ use crate::conf::{parse_bool, parse_uint, unquote, Args, InitEnv};
 use crate::cx::Cx;
 use crate::element::{Element, Ports, Role};
 use crate::registry::ClassInfo;
+use pktflow_traffic::outfile::Output;
 use pktflow_traffic::pcap::MAX_CAPLEN;
 use pktflow_traffic::{
     Packet, PcapOptions, PcapWriter, TracePacket, LINKTYPE_ETHERNET, LINKTYPE_RAW,
@@ -44,8 +48,8 @@ pub const CLASS: ClassInfo = ClassInfo {
 
 struct ToDump {
     path: PathBuf,
-    /// Where packets are written until `finish()` renames it onto `path`.
-    tmp: PathBuf,
+    /// How `path` is written (planned when the first packet arrives).
+    out: Option<Output>,
     opts: PcapOptions,
     writer: Option<PcapWriter<BufWriter<File>>>,
     rec: TracePacket,
@@ -114,7 +118,7 @@ fn make(config: &str, env: &InitEnv) -> Result<Box<dyn Element>, String> {
     a.finish()?;
     let path = env.resolve_output(&file);
     Ok(Box::new(ToDump {
-        tmp: temp_beside(&path),
+        out: None,
         path,
         opts: PcapOptions {
             linktype,
@@ -140,18 +144,8 @@ impl Drop for ToDump {
     /// A run that ends without `finish()` (an error elsewhere, Ctrl-C) leaves no partial file.
     fn drop(&mut self) {
         self.writer = None;
-        let _ = std::fs::remove_file(&self.tmp);
+        self.out = None;
     }
-}
-
-fn temp_beside(path: &std::path::Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "ToDump".into());
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let k = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    path.with_file_name(format!(".{name}.{}-{k}.partial", std::process::id()))
 }
 
 /// Writes 0xFFFFFFFF into the snap length field of the (little-endian) pcap header at `path`.
@@ -165,9 +159,21 @@ fn mark_whole_packets(path: &std::path::Path) -> std::io::Result<()> {
 impl ToDump {
     fn open(&mut self) {
         if self.writer.is_none() && self.error.is_none() && !self.finished {
-            match PcapWriter::create_with(&self.tmp, self.opts) {
-                Ok(w) => self.writer = Some(w),
-                Err(e) => self.error = Some(e.to_string()),
+            let opened = Output::plan(&self.path).and_then(|out| {
+                let f = out
+                    .open()
+                    .map_err(|e| format!("{}: {e}", out.writing().display()))?;
+                let name = self.path.display().to_string();
+                let w = PcapWriter::new(BufWriter::new(f), &name, self.opts)
+                    .map_err(|e| e.to_string())?;
+                Ok((out, w))
+            });
+            match opened {
+                Ok((out, w)) => {
+                    self.out = Some(out);
+                    self.writer = Some(w);
+                }
+                Err(e) => self.error = Some(e),
             }
         }
     }
@@ -208,18 +214,24 @@ impl Element for ToDump {
             }
         }
         if self.whole && self.error.is_none() {
-            if let Err(e) = mark_whole_packets(&self.tmp) {
-                self.error = Some(format!("{}: {e}", self.path.display()));
+            // the header's snap length, patched in the file being written (a device or FIFO
+            // written directly cannot seek back: its header keeps the writer's own value)
+            if let Some(out) = self.out.as_ref().filter(|o| !o.is_direct()) {
+                if let Err(e) = mark_whole_packets(out.writing()) {
+                    self.error = Some(format!("{}: {e}", self.path.display()));
+                }
             }
         }
         if self.error.is_none() {
-            if let Err(e) = std::fs::rename(&self.tmp, &self.path) {
-                self.error = Some(format!("{}: {e}", self.path.display()));
+            if let Some(out) = self.out.as_mut() {
+                if let Err(e) = out.commit() {
+                    self.error = Some(e);
+                }
             }
         }
         match &self.error {
             Some(e) => {
-                let _ = std::fs::remove_file(&self.tmp);
+                self.out = None;
                 Err(e.clone())
             }
             None => Ok(()),
