@@ -19,4 +19,4 @@ def read_small_text(path: Path, limit: int, what: str) -> str:
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise PktflowError(f"{path}: not {what} (not UTF-8 text: {e.reason} at byte {e.start})") from None
+        raise PktflowError(f"{path}: cannot read: not UTF-8 text ({e.reason} at byte {e.start}), not {what}") from None

@@ -322,6 +322,30 @@ fn source_iter(
     packets(app, &req.source)
 }
 
+/// Refuse a request whose packets cannot come from where it says: a configuration with its own
+/// sources (`generators`, by name) given --trace or --synthetic, or one with no source at all.
+fn check_packet_source(
+    req: &Request,
+    app: &pktflow_profile::app::App,
+    generators: &[String],
+    n_sources: usize,
+) -> Result<(), String> {
+    if !generators.is_empty() && !matches!(req.source, Source::Auto { .. }) {
+        return Err(format!(
+            "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
+            app.graph.file,
+            generators.join(", ")
+        ));
+    }
+    if generators.is_empty() && n_sources == 0 {
+        return Err(format!(
+            "{}: the application has no packet source: no FromDevice/PollDevice to receive trace packets and no FromDump/InfiniteSource of its own",
+            app.graph.file
+        ));
+    }
+    Ok(())
+}
+
 fn run_one(
     req: &Request,
     app: &pktflow_profile::app::App,
@@ -330,19 +354,7 @@ fn run_one(
     let engine = new_fast(app, &out_dir_or_cwd(req), Arc::new(Shared::default()))?;
     let generators = engine.n_generators() > 0;
     let generator_names = engine.generator_names();
-    if generators && !matches!(req.source, Source::Auto { .. }) {
-        return Err(format!(
-            "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
-            app.graph.file,
-            engine.generator_names().join(", ")
-        ));
-    }
-    if !generators && engine.n_sources() == 0 {
-        return Err(format!(
-            "{}: the application has no packet source: no FromDevice/PollDevice to receive trace packets and no FromDump/InfiniteSource of its own",
-            app.graph.file
-        ));
-    }
+    check_packet_source(req, app, &generator_names, engine.n_sources())?;
     let mut it = if generators {
         None
     } else {
@@ -945,19 +957,7 @@ fn run_tasks_inner(
     )
     .map_err(|d| format_diagnostics(&d))?;
     let generators = probe.n_generators() > 0;
-    if generators && !matches!(req.source, Source::Auto { .. }) {
-        return Err(format!(
-            "{}: the configuration reads its own packets ({}); run it without --trace or --synthetic",
-            app.graph.file,
-            probe.generator_names().join(", ")
-        ));
-    }
-    if !generators && probe.n_sources() == 0 {
-        return Err(format!(
-            "{}: the application has no packet source: no FromDevice/PollDevice to receive trace packets and no FromDump/InfiniteSource of its own",
-            app.graph.file
-        ));
-    }
+    check_packet_source(req, app, &probe.generator_names(), probe.n_sources())?;
     if req.io == Io::Each {
         return Err("--io each applies to copies of the graph fed by flow hash; this configuration's tasks run on the threads its StaticThreadSched gives them".into());
     }

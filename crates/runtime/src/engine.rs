@@ -190,16 +190,20 @@ impl Engine for Recording {
 pub struct Fast(pub pktflow_elements_fast::Router);
 
 impl Fast {
+    fn options(base_dir: &Path, out_dir: &Path) -> pktflow_elements_fast::RouterOptions {
+        pktflow_elements_fast::RouterOptions {
+            base_dir: base_dir.to_path_buf(),
+            out_dir: out_dir.to_path_buf(),
+        }
+    }
+
     pub fn new(
         graph: &AppGraph,
         base_dir: &Path,
         out_dir: &Path,
         shared: Arc<Shared>,
     ) -> Result<Self, Vec<Diagnostic>> {
-        let opts = pktflow_elements_fast::RouterOptions {
-            base_dir: base_dir.to_path_buf(),
-            out_dir: out_dir.to_path_buf(),
-        };
+        let opts = Self::options(base_dir, out_dir);
         pktflow_elements_fast::Router::new_shared(graph.clone(), &opts, shared).map(Fast)
     }
 
@@ -211,10 +215,7 @@ impl Fast {
         out_dir: &Path,
         shared: Arc<Shared>,
     ) -> Result<Self, Vec<Diagnostic>> {
-        let opts = pktflow_elements_fast::RouterOptions {
-            base_dir: base_dir.to_path_buf(),
-            out_dir: out_dir.to_path_buf(),
-        };
+        let opts = Self::options(base_dir, out_dir);
         pktflow_elements_fast::Router::new_deferred(graph.clone(), &opts, shared).map(Fast)
     }
 
