@@ -380,6 +380,19 @@ fn nat_threads_same_set_of_mappings() {
         m1["irw"].0 > 0,
         "the trace has ICMP that the IPAddrRewriter maps: {m1:?}"
     );
-    assert_eq!(m1, m2, "mappings made and live, one thread against two");
+    // IPRewriter's mappings: the same made and live. IPAddrRewriter's pattern hands out one fixed
+    // address, and as in Click a new inside host replaces the mapping that holds it, so how many
+    // mappings it makes depends on how the hosts' packets interleave across the threads (38 or
+    // 40 on this trace): only its live table must agree.
+    assert_eq!(
+        m1["rw"], m2["rw"],
+        "IPRewriter mappings made and live, one thread against two"
+    );
+    assert_eq!(m1.len(), m2.len(), "{m1:?} {m2:?}");
+    assert_eq!(
+        m1["irw"].1, m2["irw"].1,
+        "IPAddrRewriter live table: {m1:?} {m2:?}"
+    );
+    assert!(m2["irw"].0 > 0);
     assert!(per_flow(&o2).len() >= per_flow(&o1).len());
 }
