@@ -191,8 +191,6 @@ def run_cmd(
             console.print(f"{b['handed_between_threads']} packets handed between threads")
     for f in r["outputs"]:
         console.print(f"wrote {f}")
-    # What the configuration's Script/DriverManager elements printed, as `pktflow profile` shows it.
-    _print_script_output(r)
     if "prediction" in r:
         _print_prediction(r["prediction"])
 
