@@ -16,6 +16,66 @@ fn frame(src: [u8; 4], dst: [u8; 4], k: u8) -> Vec<u8> {
     f
 }
 
+/// Write `frames` as an Ethernet pcap, one per millisecond from time 0.
+fn write_trace(path: &std::path::Path, frames: impl IntoIterator<Item = Vec<u8>>) {
+    let mut w = PcapWriter::create_with(
+        path,
+        PcapOptions {
+            linktype: LINKTYPE_ETHERNET,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for (i, f) in frames.into_iter().enumerate() {
+        w.write(&TracePacket {
+            timestamp_ns: i as u64 * 1_000_000,
+            iface: 0,
+            orig_len: f.len() as u32,
+            data: f,
+        })
+        .unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// The router of the configuration `dir/file`, files relative to `dir`.
+fn router_of(dir: &std::path::Path, file: &str) -> Router {
+    let out = pktflow_click::parse_file(&dir.join(file)).unwrap();
+    Router::new(
+        out.graph,
+        &RouterOptions {
+            base_dir: dir.to_path_buf(),
+            out_dir: dir.to_path_buf(),
+        },
+    )
+    .unwrap_or_else(|d| {
+        panic!(
+            "{}",
+            d.iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        )
+    })
+}
+
+/// What the configuration's DriverManager printed.
+fn driver_manager_lines(r: &Router) -> Vec<String> {
+    let stats = r.stats();
+    let (_, dm) = stats
+        .as_object()
+        .unwrap()
+        .iter()
+        .find(|(k, _)| k.starts_with("DriverManager"))
+        .expect("the DriverManager's statistics");
+    dm["output"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn capture_filter_runs_as_written() {
     let dir = std::env::temp_dir().join(format!("pktflow-click-user-{}", std::process::id()));
@@ -34,42 +94,9 @@ fn capture_filter_runs_as_written() {
             arp
         }, // not IPv4
     ];
-    let mut w = PcapWriter::create_with(
-        dir.join("capture.pcap"),
-        PcapOptions {
-            linktype: LINKTYPE_ETHERNET,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    for (i, f) in frames.iter().enumerate() {
-        w.write(&TracePacket {
-            timestamp_ns: i as u64 * 1_000_000,
-            iface: 0,
-            data: f.clone(),
-            orig_len: f.len() as u32,
-        })
-        .unwrap();
-    }
-    w.finish().unwrap();
+    write_trace(&dir.join("capture.pcap"), frames.iter().cloned());
 
-    let out = pktflow_click::parse_file(&dir.join("capture-filter.click")).unwrap();
-    let mut r = Router::new(
-        out.graph,
-        &RouterOptions {
-            base_dir: dir.clone(),
-            out_dir: dir.clone(),
-        },
-    )
-    .unwrap_or_else(|d| {
-        panic!(
-            "{}",
-            d.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    });
+    let mut r = router_of(&dir, "capture-filter.click");
     let mut n = 0;
     while r.generate_next().is_some() {
         n += 1;
@@ -89,20 +116,7 @@ fn capture_filter_runs_as_written() {
     assert_eq!(kept[1].data, frames[2]);
     assert_eq!(kept[1].timestamp_ns, 2_000_000);
     // Each kept frame: 14 + 20 + 8 + 6 = 48 bytes.
-    let stats = r.stats();
-    let dm = stats
-        .as_object()
-        .unwrap()
-        .iter()
-        .find(|(k, _)| k.starts_with("DriverManager"))
-        .expect("the DriverManager's statistics")
-        .1;
-    let lines: Vec<&str> = dm["output"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let lines = driver_manager_lines(&r);
     assert_eq!(lines, vec!["read 4 kept 2", "kept.byte_count:", "96"]);
 }
 
@@ -115,25 +129,10 @@ fn capture_filter_runs_as_written() {
 fn driver_manager_computes_its_own_rate() {
     let dir = std::env::temp_dir().join(format!("pktflow-click-rate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut w = PcapWriter::create_with(
-        dir.join("trace.pcap"),
-        PcapOptions {
-            linktype: LINKTYPE_ETHERNET,
-            ..Default::default()
-        },
-    )
-    .unwrap();
-    for k in 0..1000u32 {
-        let f = frame([10, 0, 0, 1], [10, 0, 0, 2], k as u8);
-        w.write(&TracePacket {
-            timestamp_ns: k as u64 * 1_000_000,
-            iface: 0,
-            data: f.clone(),
-            orig_len: f.len() as u32,
-        })
-        .unwrap();
-    }
-    w.finish().unwrap();
+    write_trace(
+        &dir.join("trace.pcap"),
+        (0..1000u32).map(|k| frame([10, 0, 0, 1], [10, 0, 0, 2], k as u8)),
+    );
     std::fs::write(
         dir.join("rate.click"),
         "FromDump(trace.pcap, STOP true) -> c :: Counter -> Discard;\n\
@@ -141,30 +140,10 @@ fn driver_manager_computes_its_own_rate() {
          \x20             print \"rate $(div $(c.count) $(sub $t1 $t0))\", stop)\n",
     )
     .unwrap();
-    let out = pktflow_click::parse_file(&dir.join("rate.click")).unwrap();
-    let mut r = Router::new(
-        out.graph,
-        &RouterOptions {
-            base_dir: dir.clone(),
-            out_dir: dir.clone(),
-        },
-    )
-    .unwrap_or_else(|d| panic!("{}", d[0]));
+    let mut r = router_of(&dir, "rate.click");
     while r.generate_next().is_some() {}
     r.finish().unwrap();
-    let stats = r.stats();
-    let (_, dm) = stats
-        .as_object()
-        .unwrap()
-        .iter()
-        .find(|(k, _)| k.starts_with("DriverManager"))
-        .unwrap();
-    let lines: Vec<&str> = dm["output"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let lines = driver_manager_lines(&r);
     assert_eq!(lines.len(), 1, "{lines:?}");
     let rate = lines[0].strip_prefix("rate ").expect("a rate line");
     // `%.12g` of a positive real: digits, at most 12 significant, or inf for a zero interval.
