@@ -616,3 +616,12 @@ def test_inputs_that_gave_tracebacks_get_one_line(tmp_path, capsys):
     code, _, err = run_main(capsys, "report", str(tmp_path / "f"), "--html", str(tmp_path / "f.html"))
     assert "no point of the sweep succeeded" in one_error_line(code, err)
     assert not (tmp_path / "f.html").exists()
+
+
+def test_a_workload_over_the_operation_budget_names_the_option_and_what_fits(capsys):
+    """`pktflow rtc udhcp` refused its own default with "exceed 67108864 operations; use fewer
+    packets", naming neither the option nor how far to go."""
+    code, _, err = run_main(capsys, "rtc", "udhcp")
+    line = one_error_line(code, err)
+    m = re.search(r"use --packets (\d+) or fewer", line)
+    assert m and 0 < int(m.group(1)) < 2000, line

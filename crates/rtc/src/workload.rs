@@ -220,8 +220,13 @@ impl Workload {
     }
     fn push_packet(&mut self, start: usize, wire_bytes: u32) -> Result<(), String> {
         if self.ops.len() > MAX_OPS {
+            // Name the option and how far to go: "use fewer packets" left the user guessing,
+            // and the thesis's UDHCP exceeds the budget with the default 2,000 packets.
+            let k = self.packets.len();
             return Err(format!(
-                "the workload's programs exceed {MAX_OPS} operations; use fewer packets"
+                "workload.packets (--packets): the programs of the first {} packets already exceed the {MAX_OPS} operations a workload may hold (about {} per packet here); use --packets {k} or fewer",
+                k + 1,
+                self.ops.len() / (k + 1)
             ));
         }
         let instructions = self.ops[start..]
