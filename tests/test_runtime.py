@@ -278,3 +278,20 @@ def test_numeric_options_never_traceback(capsys, threads, batch, n):
     assert code in (0, 2)
     if code == 2:
         one_error_line(err)
+
+
+def test_more_busy_threads_than_cores_is_said(tmp_path, monkeypatch, capsys):
+    """`pktflow run --threads 2` on 2 cores (two workers and the I/O thread) said nothing about
+    the threads taking turns; with one core allowed it must say so, and not with one thread."""
+    import os
+
+    from pktflow.cli import main
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0}, raising=False)
+    for threads, expect in (("2", True), ("1", False)):
+        try:
+            main(["run", "router", "--synthetic", "200", "--threads", threads, "--out-dir", str(tmp_path)])
+        except SystemExit as e:
+            assert e.code in (0, None)
+        err = capsys.readouterr().err
+        assert ("share 1 core" in err) == expect, err

@@ -140,6 +140,7 @@ def run_cmd(
         )
     if predict is not None:
         r["prediction"] = _predict(r, predict, trace, seed, costs)
+    _note_oversubscription(r["settings"])
     if as_json:
         emit_json(r)
         return
@@ -193,6 +194,30 @@ def run_cmd(
         console.print(f"wrote {f}")
     if "prediction" in r:
         _print_prediction(r["prediction"])
+
+
+def _note_oversubscription(settings: dict) -> None:
+    """Say on stderr when the run had more busy threads than the cores it may use: the workers,
+    plus the I/O thread that feeds them (``io = dedicated``), then take turns on the cores, and
+    the rate measured is that of the sharing, not of the model (`pktflow run --threads 2` on 2
+    cores said nothing)."""
+    import os
+
+    threads = int(settings.get("threads") or 1)
+    if threads < 2:
+        return
+    busy = threads + (1 if settings.get("io") == "dedicated" else 0)
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count() or 1
+    if busy > cores:
+        _ui.err.print(
+            f"note: {threads} worker threads"
+            + (" and the I/O thread" if busy > threads else "")
+            + f" share {cores} core{'s' if cores != 1 else ''}: they take turns, so the rate measures "
+            "that sharing as well as the model (docs/runtime.md)"
+        )
 
 
 def _print_script_output(r: dict) -> None:
