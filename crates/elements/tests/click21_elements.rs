@@ -17,7 +17,7 @@
 //!
 //! The records are compared byte for byte and in order; their timestamps are not compared
 //! here (Click stamps the packets it builds, ICMP errors and echo replies, with its own clock).
-use pktflow_elements::{Router, RouterOptions};
+mod common;
 use pktflow_traffic::PcapReader;
 use std::path::{Path, PathBuf};
 
@@ -52,24 +52,7 @@ fn matches_click(name: &str) {
     let dir = data().join(name);
     let out = std::env::temp_dir().join(format!("pktflow-click21-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
-    let parsed = pktflow_click::parse_file(&dir.join("conf.click"))
-        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
-    let mut r = Router::new(
-        parsed.graph,
-        &RouterOptions {
-            base_dir: dir.clone(),
-            out_dir: out.clone(),
-        },
-    )
-    .unwrap_or_else(|d| {
-        panic!(
-            "{name}: {}",
-            d.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    });
+    let mut r = common::router_of_file(&dir.join("conf.click"), &dir, &out);
     while r.generate_next().is_some() {}
     r.finish().unwrap();
     let mut compared = 0;

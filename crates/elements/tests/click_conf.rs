@@ -1,6 +1,7 @@
 //! Click's own example configurations (copied unchanged from Click's `conf/` directory into
 //! `tests/data/click-conf/`) parse, validate and run: their own sources for a few packets,
 //! device inputs with a few hand-built frames.
+mod common;
 use pktflow_elements::{Router, RouterOptions};
 use pktflow_traffic::Packet;
 use std::path::PathBuf;
@@ -24,34 +25,9 @@ pub const PASSING: &[&str] = &[
 ];
 
 fn load(name: &str) -> Router {
-    let p = dir().join(name);
-    let out = pktflow_click::parse_file(&p).unwrap_or_else(|d| {
-        panic!(
-            "{name}: {}",
-            d.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    });
     let out_dir = std::env::temp_dir().join(format!("pktflow-click-conf-{}", std::process::id()));
     std::fs::create_dir_all(&out_dir).unwrap();
-    Router::new(
-        out.graph,
-        &RouterOptions {
-            base_dir: dir(),
-            out_dir,
-        },
-    )
-    .unwrap_or_else(|d| {
-        panic!(
-            "{name}: {}",
-            d.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    })
+    common::router_of_file(&dir().join(name), &dir(), &out_dir)
 }
 
 /// An Ethernet/IPv4/ICMP echo request (checksums computed by hand in the comments).

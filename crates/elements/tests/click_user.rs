@@ -2,9 +2,10 @@
 //! reads its own capture, AddressInfo names the server, ToDump writes the kept packets,
 //! DriverManager prints counters and stops. The expected output is derived from the packets
 //! built here, not from a previous run.
+mod common;
 mod nat_common;
 use nat_common::*;
-use pktflow_elements::{Router, RouterOptions};
+use pktflow_elements::Router;
 use pktflow_traffic::{PcapOptions, PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
 use std::path::PathBuf;
 
@@ -36,27 +37,6 @@ fn write_trace(path: &std::path::Path, frames: impl IntoIterator<Item = Vec<u8>>
         .unwrap();
     }
     w.finish().unwrap();
-}
-
-/// The router of the configuration `dir/file`, files relative to `dir`.
-fn router_of(dir: &std::path::Path, file: &str) -> Router {
-    let out = pktflow_click::parse_file(&dir.join(file)).unwrap();
-    Router::new(
-        out.graph,
-        &RouterOptions {
-            base_dir: dir.to_path_buf(),
-            out_dir: dir.to_path_buf(),
-        },
-    )
-    .unwrap_or_else(|d| {
-        panic!(
-            "{}",
-            d.iter()
-                .map(|x| x.to_string())
-                .collect::<Vec<_>>()
-                .join("\n")
-        )
-    })
 }
 
 /// What the configuration's DriverManager printed.
@@ -96,7 +76,7 @@ fn capture_filter_runs_as_written() {
     ];
     write_trace(&dir.join("capture.pcap"), frames.iter().cloned());
 
-    let mut r = router_of(&dir, "capture-filter.click");
+    let mut r = common::router_of_file(&dir.join("capture-filter.click"), &dir, &dir);
     let mut n = 0;
     while r.generate_next().is_some() {
         n += 1;
@@ -140,7 +120,7 @@ fn driver_manager_computes_its_own_rate() {
          \x20             print \"rate $(div $(c.count) $(sub $t1 $t0))\", stop)\n",
     )
     .unwrap();
-    let mut r = router_of(&dir, "rate.click");
+    let mut r = common::router_of_file(&dir.join("rate.click"), &dir, &dir);
     while r.generate_next().is_some() {}
     r.finish().unwrap();
     let lines = driver_manager_lines(&r);

@@ -1,5 +1,6 @@
 //! FromDump / ToDump / InfiniteSource / RatedSource: pcap written by ToDump read back
 //! byte-exact by the traffic crate's reader, timestamps, snap lengths, FORCE_IP, errors.
+mod common;
 mod nat_common;
 use nat_common::*;
 use pktflow_elements::{Router, RouterOptions};
@@ -356,15 +357,7 @@ fn from_dump_to_dump_matches_click_byte_for_byte() {
         )
         .unwrap();
         std::fs::copy(pair.join("config.click"), dir.join("config.click")).unwrap();
-        let out = pktflow_click::parse_file(&dir.join("config.click")).unwrap();
-        let mut r = Router::new(
-            out.graph,
-            &RouterOptions {
-                base_dir: dir.clone(),
-                out_dir: dir.clone(),
-            },
-        )
-        .unwrap();
+        let mut r = common::router_of_file(&dir.join("config.click"), &dir, &dir);
         while r.generate_next().is_some() {}
         r.finish().unwrap();
         let ours = std::fs::read(dir.join("out0.pcap")).unwrap();

@@ -6,16 +6,13 @@ use pktflow_profile::run::{packets, Source};
 use pktflow_runtime::api::{run, Request};
 use pktflow_runtime::driver::Driver;
 use pktflow_runtime::engine::{Engine, Fast, Recording};
-use pktflow_traffic::{PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
+use pktflow_traffic::{PcapReader, TracePacket};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pktflow-rt-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmp_dir("rt", name)
 }
 
 fn drive<E: Engine>(e: E, app: &str, src: &Source, out: &Path) -> Driver<E> {
@@ -222,13 +219,7 @@ fn request(app: &str, trace: &Path, out: &Path, threads: usize) -> Request {
     common::request_with(app, trace, out, threads, serde_json::json!({}))
 }
 
-fn write_trace(path: &Path, pkts: &[TracePacket]) {
-    let mut w = PcapWriter::create(path, LINKTYPE_ETHERNET).unwrap();
-    for p in pkts {
-        w.write(p).unwrap();
-    }
-    w.finish().unwrap();
-}
+use common::write_trace;
 
 /// `n` packets of `router`'s synthetic traffic written to `<tmp tag>/in.pcap`, each IPv4 one
 /// first given to `edit(index, frame)`; an edited frame (`edit` returns true) gets its IP

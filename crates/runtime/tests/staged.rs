@@ -7,25 +7,16 @@ mod common;
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Source};
 use pktflow_runtime::api::{run, Request};
-use pktflow_traffic::{PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
+use pktflow_traffic::{PcapReader, TracePacket};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pktflow-st-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmp_dir("st", name)
 }
 
-fn write_trace(path: &Path, pkts: &[TracePacket]) {
-    let mut w = PcapWriter::create(path, LINKTYPE_ETHERNET).unwrap();
-    for p in pkts {
-        w.write(p).unwrap();
-    }
-    w.finish().unwrap();
-}
+use common::write_trace;
 
 fn synthetic(app: &str, n: u64, seed: u64) -> Vec<TracePacket> {
     let a = load_app(app).unwrap();

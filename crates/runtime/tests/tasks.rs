@@ -4,27 +4,20 @@
 //! every output equal to the one-thread run of the same file, per-thread counts right; a
 //! pipeline whose queue is pulled on another thread hands its packets over through the rings;
 //! bad thread hints are refused in one line.
+mod common;
+
 use pktflow_profile::app::load_app;
 use pktflow_profile::run::{packets, Source};
 use pktflow_runtime::api::{run, Request};
-use pktflow_traffic::{PcapReader, PcapWriter, TracePacket, LINKTYPE_ETHERNET};
+use pktflow_traffic::{PcapReader, TracePacket};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pktflow-tk-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::tmp_dir("tk", name)
 }
 
-fn write_trace(path: &Path, pkts: &[TracePacket]) {
-    let mut w = PcapWriter::create(path, LINKTYPE_ETHERNET).unwrap();
-    for p in pkts {
-        w.write(p).unwrap();
-    }
-    w.finish().unwrap();
-}
+use common::write_trace;
 
 /// `n` synthetic router packets (IPv4 over Ethernet, some ARP), seed `seed`.
 fn trace(path: &Path, n: u64, seed: u64) -> u64 {

@@ -1,7 +1,25 @@
-//! Helpers shared by the runtime's integration tests.
+//! Helpers shared by the runtime's integration tests (each test file uses some of them).
+#![allow(dead_code)]
 use pktflow_runtime::api::Request;
-use pktflow_traffic::TracePacket;
-use std::path::Path;
+use pktflow_traffic::{PcapWriter, TracePacket, LINKTYPE_ETHERNET};
+use std::path::{Path, PathBuf};
+
+/// A fresh, empty folder `pktflow-{prefix}-PID-{name}` in the temporary directory.
+pub fn tmp_dir(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pktflow-{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Write `pkts` to an Ethernet pcap at `path`.
+pub fn write_trace(path: &Path, pkts: &[TracePacket]) {
+    let mut w = PcapWriter::create(path, LINKTYPE_ETHERNET).unwrap();
+    for p in pkts {
+        w.write(p).unwrap();
+    }
+    w.finish().unwrap();
+}
 
 /// A run request for `app` on `trace`, outputs in `out`, on `threads` threads with small rings
 /// (4 slots of 3-packet batches, so hand-overs wait often), plus the keys of `extra`.
