@@ -273,12 +273,18 @@ def _sweep(capsys, exp: Path, out: Path) -> tuple[int, str, str]:
     return run_main(capsys, "sweep", str(exp), "--out", str(out), "--workers", "1", "--json")
 
 
-def test_another_experiment_into_a_sweep_folder_is_refused(tmp_path, capsys):
+def _swept(tmp_path: Path, capsys) -> tuple[Path, Path]:
+    """The experiment EXP written to a.toml and swept into sw/: (experiment file, folder)."""
     a = tmp_path / "a.toml"
     a.write_text(EXP)
     out = tmp_path / "sw"
     code, _, err = _sweep(capsys, a, out)
     assert code == 0, err
+    return a, out
+
+
+def test_another_experiment_into_a_sweep_folder_is_refused(tmp_path, capsys):
+    a, out = _swept(tmp_path, capsys)
     tables = {n: sha(out / n) for n in ("results.csv", "summary.csv", "sweep.json")}
     b = tmp_path / "b.toml"
     b.write_text(EXP.replace("nodes = 2", "nodes = 3"))
@@ -309,11 +315,7 @@ def test_a_sweep_into_a_folder_of_other_files_is_refused(tmp_path, capsys):
 
 
 def test_an_edited_point_file_is_not_reused(tmp_path, capsys):
-    a = tmp_path / "a.toml"
-    a.write_text(EXP)
-    out = tmp_path / "sw"
-    code, _, err = _sweep(capsys, a, out)
-    assert code == 0, err
+    a, out = _swept(tmp_path, capsys)
     pt = sorted((out / "points").glob("*.json"))[0]
     d = json.loads(pt.read_text())
     d["result"]["execution_time_us"] = 999999
@@ -326,11 +328,7 @@ def test_an_edited_point_file_is_not_reused(tmp_path, capsys):
 
 
 def test_report_html_onto_the_results_is_refused(tmp_path, capsys):
-    a = tmp_path / "a.toml"
-    a.write_text(EXP)
-    out = tmp_path / "sw"
-    code, _, err = _sweep(capsys, a, out)
-    assert code == 0, err
+    a, out = _swept(tmp_path, capsys)
     for victim in ("results.csv", "sweep.json", "summary.csv"):
         before = sha(out / victim)
         code, _, err = run_main(capsys, "report", str(out), "--html", str(out / victim))
