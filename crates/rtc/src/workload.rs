@@ -112,8 +112,8 @@ pub const STACK_BYTES: u32 = 4096;
 /// Most word accesses one traced access expands to (longer ones are cut, counted in
 /// [`Workload`] building as truncated).
 pub const MAX_WORDS_PER_ACCESS: u32 = 512;
-/// Most ops a workload may hold (memory bound: 16 bytes each).
-pub const MAX_OPS: usize = 64 << 20;
+/// Most ops a workload may hold (memory bound: 8 bytes each, so 1 GiB).
+pub const MAX_OPS: usize = 128 << 20;
 
 impl Workload {
     /// Mean instructions per packet.
@@ -577,6 +577,12 @@ pub(crate) fn splitmix(x: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_op_takes_eight_bytes() {
+        // MAX_OPS's memory bound rests on it.
+        assert_eq!(std::mem::size_of::<Op>(), 8);
+    }
     use pktflow_model::{MemAccess, Visit};
 
     fn acc(

@@ -44,7 +44,14 @@
 //! length for option 1, default 16), `LEASE` (seconds, default 3600), `OFFER_HOLD` (seconds an
 //! offered address stays reserved, default 60), `PING_WAIT` (milliseconds, default 500),
 //! `PINGS` (awaiting-ping entries, default 64), `POLL` (seconds between expiry polls, default
-//! 1).
+//! 1), `SECTIONS` (`search`, default: one critical section over each lease-array search and
+//! the change it leads to, under the array's lock, the thesis's chapter 6-7 code; `entry`: one
+//! per entry examined, under the entry's own lock, the entry found staying locked for its
+//! change, as chapter 8's short transactions; object 0's key is then 1 + the entry's index).
+//!
+//! Hardware addresses are compared as `memcmp` compares them: word by word up to the first
+//! word that differs, so a search reads one word of a cleared entry and, for clients whose
+//! addresses share a first word, two of a used one (all four and the state only on a match).
 //! Ports: 1 push input, 2 push outputs (0 DHCP replies, 1 ping requests).
 //! Costs: 60 instructions to parse; 6 per lease-array entry and per awaiting-ping entry
 //! visited; 150 to build a reply plus one per 2 bytes checksummed. State objects: 0 lease lock,
@@ -108,7 +115,20 @@ struct Ping {
     deadline: u64,
 }
 
+/// How the lease array's searches are synchronized.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sections {
+    /// One critical section over each whole search (and the change it leads to): the thesis's
+    /// chapter 6-7 code, Table 6.2's 90% synchronized instructions.
+    Search,
+    /// One critical section per entry examined; the entry found stays locked for its change:
+    /// the short transactions of the thesis's chapter 8 code (Table 8.1: 4 distinct words per
+    /// transaction on average, at most 20).
+    Entry,
+}
+
 struct Server {
+    sections: Sections,
     ip: [u8; 4],
     mac: [u8; 6],
     pool: u32,
@@ -140,6 +160,7 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
             "PING_WAIT",
             "PINGS",
             "POLL",
+            "SECTIONS",
         ],
     );
     let need = |a: &mut Args, k: &str| a.keyword(k).ok_or_else(|| format!("{C}: missing {k}"));
@@ -153,12 +174,22 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let ping = super::bounded(C, "PING_WAIT", a.keyword("PING_WAIT"), 500, 3_600_000)?;
     let pings = super::bounded(C, "PINGS", a.keyword("PINGS"), 64, 1 << 16)? as usize;
     let poll = super::bounded(C, "POLL", a.keyword("POLL"), 1, 86_400)?;
+    let sections = match a.keyword("SECTIONS").map(|s| s.trim().to_ascii_lowercase()) {
+        None => Sections::Search,
+        Some(s) if s == "search" => Sections::Search,
+        Some(s) if s == "entry" => Sections::Entry,
+        Some(s) => {
+            return Err(format!(
+                "{C}: SECTIONS must be 'search' or 'entry', not '{s}'"
+            ))
+        }
+    };
     a.finish()?;
     let pool = u32::from_be_bytes(pool);
     if pool as u64 + leases > u32::MAX as u64 {
         return Err(format!("{C}: POOL plus LEASES runs past 255.255.255.255"));
     }
-    Ok(Box::new(Server::new(
+    let mut server = Server::new(
         ip,
         mac,
         pool,
@@ -169,7 +200,9 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
         ping * 1_000_000,
         pings,
         poll * SEC,
-    )))
+    );
+    server.sections = sections;
+    Ok(Box::new(server))
 }
 
 /// A DHCP message's fields the server uses.
@@ -243,6 +276,7 @@ impl Server {
         poll_ns: u64,
     ) -> Self {
         Server {
+            sections: Sections::Search,
             ip,
             mac,
             pool,
@@ -270,22 +304,73 @@ impl Server {
         (self.pool + i as u32).to_be_bytes()
     }
 
-    /// Linear search of the lease array for `chaddr` (under the lease lock).
+    /// Start using the lease array: the search's critical section (`SECTIONS search`); with
+    /// `SECTIONS entry` each entry takes its own.
+    fn open(&self, cx: &mut Cx) {
+        if self.sections == Sections::Search {
+            lock(cx, OBJ_LEASE_LOCK, 0);
+        }
+    }
+
+    /// Stop using the lease array; `holding`: a search found an entry (which `SECTIONS entry`
+    /// keeps locked until its change is made).
+    fn close(&self, cx: &mut Cx, found: Option<usize>) {
+        match (self.sections, found) {
+            (Sections::Search, _) => unlock(cx, OBJ_LEASE_LOCK, 0),
+            (Sections::Entry, Some(i)) => unlock(cx, OBJ_LEASE_LOCK, self.key_of(i)),
+            (Sections::Entry, None) => {}
+        }
+    }
+
+    /// The lease lock that guards entry `i`: the array's (key 0) with `SECTIONS search`, the
+    /// entry's own (key `1 + i`) with `SECTIONS entry`.
+    fn key_of(&self, i: usize) -> u64 {
+        match self.sections {
+            Sections::Search => 0,
+            Sections::Entry => 1 + i as u64,
+        }
+    }
+
+    fn enter_entry(&self, cx: &mut Cx, i: usize) {
+        if self.sections == Sections::Entry {
+            lock(cx, OBJ_LEASE_LOCK, self.key_of(i));
+        }
+    }
+
+    fn leave_entry(&self, cx: &mut Cx, i: usize) {
+        if self.sections == Sections::Entry {
+            unlock(cx, OBJ_LEASE_LOCK, self.key_of(i));
+        }
+    }
+
+    /// Linear search of the lease array for `chaddr` (between [`Self::open`] and
+    /// [`Self::close`]). The hardware address is compared as `memcmp` does, which returns at
+    /// the first difference: a 32-bit machine reads the stored address word by word up to and
+    /// including the first word that differs (one word for a cleared entry, whose address is
+    /// zero; two for this workload's clients, whose addresses share their first four bytes),
+    /// and all four only when it matches.
     fn find_by_chaddr(&self, cx: &mut Cx, chaddr: &[u8; 16]) -> Option<usize> {
         for (i, l) in self.leases.iter().enumerate() {
+            self.enter_entry(cx, i);
             cx.instr(6);
-            cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32, 16);
+            let words = (0..4)
+                .position(|w| l.chaddr[4 * w..4 * w + 4] != chaddr[4 * w..4 * w + 4])
+                .map_or(4, |w| w + 1);
+            cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32, 4 * words as u32);
             if l.state != State::Free && l.chaddr == *chaddr {
                 cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32 + 16, 4);
                 return Some(i);
             }
+            self.leave_entry(cx, i);
         }
         None
     }
 
-    /// Linear search for the first free (or expired) address (under the lease lock).
+    /// Linear search for the first free (or expired) address (between [`Self::open`] and
+    /// [`Self::close`]).
     fn find_free(&self, cx: &mut Cx, now: u64) -> Option<usize> {
         for (i, l) in self.leases.iter().enumerate() {
+            self.enter_entry(cx, i);
             cx.instr(6);
             cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32 + 16, 4);
             if l.state == State::Free {
@@ -295,6 +380,7 @@ impl Server {
             if l.state != State::Pinging && l.expires <= now {
                 return Some(i);
             }
+            self.leave_entry(cx, i);
         }
         None
     }
@@ -401,14 +487,14 @@ impl Server {
         }
         unlock(cx, OBJ_PING_LOCK, 0);
         for p in due {
-            lock(cx, OBJ_LEASE_LOCK, 0);
             let i = p.index as usize;
+            lock(cx, OBJ_LEASE_LOCK, self.key_of(i));
             cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32 + 16, 4);
             let still = self.leases[i].state == State::Pinging && self.leases[i].chaddr == p.chaddr;
             if still {
                 self.set_lease(cx, i, p.chaddr, State::Offered, now + self.hold_ns);
             }
-            unlock(cx, OBJ_LEASE_LOCK, 0);
+            unlock(cx, OBJ_LEASE_LOCK, self.key_of(i));
             if still {
                 let r = self.reply(
                     cx,
@@ -436,21 +522,27 @@ impl Server {
         lock(cx, OBJ_LEASE_LOCK, 0);
         self.next_poll = now + self.poll_ns;
         cx.dynamic_state(Write, OBJ_POLL, 0, 8);
+        if self.sections == Sections::Entry {
+            unlock(cx, OBJ_LEASE_LOCK, 0);
+        }
         for i in 0..self.leases.len() {
+            self.enter_entry(cx, i);
             cx.instr(6);
             cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32 + 16, 4);
             let l = self.leases[i];
-            if l.state == State::Free || l.state == State::Pinging {
-                continue;
+            if l.state != State::Free && l.state != State::Pinging {
+                cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32 + 24, 8);
+                if l.expires <= now {
+                    cx.instr(4);
+                    self.leases[i].state = State::Free;
+                    cx.dynamic_state(Write, OBJ_LEASES, i as u64 * 32 + 16, 4);
+                }
             }
-            cx.dynamic_state(Read, OBJ_LEASES, i as u64 * 32 + 24, 8);
-            if l.expires <= now {
-                cx.instr(4);
-                self.leases[i].state = State::Free;
-                cx.dynamic_state(Write, OBJ_LEASES, i as u64 * 32 + 16, 4);
-            }
+            self.leave_entry(cx, i);
         }
-        unlock(cx, OBJ_LEASE_LOCK, 0);
+        if self.sections == Sections::Search {
+            unlock(cx, OBJ_LEASE_LOCK, 0);
+        }
     }
 
     fn handle(&mut self, p: Packet, cx: &mut Cx) {
@@ -486,15 +578,10 @@ impl Server {
                 cx.drop_packet(p, "unexpected ICMP");
                 return;
             };
-            lock(cx, OBJ_LEASE_LOCK, 0);
-            self.set_lease(
-                cx,
-                e.index as usize,
-                [0; 16],
-                State::InUse,
-                now + self.lease_ns,
-            );
-            unlock(cx, OBJ_LEASE_LOCK, 0);
+            let i = e.index as usize;
+            lock(cx, OBJ_LEASE_LOCK, self.key_of(i));
+            self.set_lease(cx, i, [0; 16], State::InUse, now + self.lease_ns);
+            unlock(cx, OBJ_LEASE_LOCK, self.key_of(i));
             cx.drop_packet(p, "ping answered: address in use");
             return;
         }
@@ -515,7 +602,7 @@ impl Server {
         }
         match msg.kind {
             DISCOVER => {
-                lock(cx, OBJ_LEASE_LOCK, 0);
+                self.open(cx);
                 if let Some(i) = self.find_by_chaddr(cx, &msg.chaddr) {
                     if self.leases[i].state != State::Pinging {
                         let exp = self.leases[i].expires.max(now + self.hold_ns);
@@ -533,7 +620,7 @@ impl Server {
                         );
                     }
                     let pinging = self.leases[i].state == State::Pinging;
-                    unlock(cx, OBJ_LEASE_LOCK, 0);
+                    self.close(cx, Some(i));
                     if pinging {
                         cx.drop_packet(p, "offer pending");
                         return;
@@ -554,17 +641,17 @@ impl Server {
                     return;
                 }
                 if self.pings.len() >= self.ping_cap {
-                    unlock(cx, OBJ_LEASE_LOCK, 0);
+                    self.close(cx, None);
                     cx.drop_packet(p, "awaiting-ping array full");
                     return;
                 }
                 let Some(i) = self.find_free(cx, now) else {
-                    unlock(cx, OBJ_LEASE_LOCK, 0);
+                    self.close(cx, None);
                     cx.drop_packet(p, "address pool exhausted");
                     return;
                 };
                 self.set_lease(cx, i, msg.chaddr, State::Pinging, now + self.ping_ns);
-                unlock(cx, OBJ_LEASE_LOCK, 0);
+                self.close(cx, Some(i));
                 lock(cx, OBJ_PING_LOCK, 0);
                 let k = self.pings.len();
                 self.pings.push(Ping {
@@ -589,7 +676,7 @@ impl Server {
                     return;
                 }
                 let want = msg.requested.unwrap_or(msg.ciaddr);
-                lock(cx, OBJ_LEASE_LOCK, 0);
+                self.open(cx);
                 let found = self.find_by_chaddr(cx, &msg.chaddr);
                 let ok = found.filter(|&i| {
                     self.addr(i) == want
@@ -598,7 +685,7 @@ impl Server {
                 if let Some(i) = ok {
                     self.set_lease(cx, i, msg.chaddr, State::Bound, now + self.lease_ns);
                 }
-                unlock(cx, OBJ_LEASE_LOCK, 0);
+                self.close(cx, found);
                 let r = match ok {
                     Some(i) => {
                         self.counts[ACK as usize] += 1;
@@ -624,13 +711,14 @@ impl Server {
                 cx.drop_packet(p, "answered");
             }
             RELEASE => {
-                lock(cx, OBJ_LEASE_LOCK, 0);
-                if let Some(i) = self.find_by_chaddr(cx, &msg.chaddr) {
+                self.open(cx);
+                let found = self.find_by_chaddr(cx, &msg.chaddr);
+                if let Some(i) = found {
                     if self.addr(i) == msg.ciaddr {
                         self.set_lease(cx, i, [0; 16], State::Free, 0);
                     }
                 }
-                unlock(cx, OBJ_LEASE_LOCK, 0);
+                self.close(cx, found);
                 cx.drop_packet(p, "released");
             }
             _ => cx.drop_packet(p, "unsupported DHCP message type"),
@@ -715,6 +803,7 @@ impl Element for Server {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use pktflow_model::LockMark;
     use proptest::prelude::*;
 
     const SMAC: [u8; 6] = [0x00, 0x00, 0xc0, 0xae, 0x67, 0xef];
@@ -880,6 +969,94 @@ mod tests {
                 assert!(locks.iter().any(|&l| l < i) && locks.iter().any(|&l| l > i));
             }
         }
+    }
+
+    /// Lease-array indices each critical section of the lease lock touches, in order.
+    fn sections_of(cx: &Cx) -> Vec<Vec<u64>> {
+        let mut out = Vec::new();
+        let mut cur: Option<Vec<u64>> = None;
+        for a in &cx.trace().accesses {
+            if a.object == OBJ_LEASE_LOCK as u32 {
+                match a.lock {
+                    LockMark::Acquire if cur.is_none() => cur = Some(Vec::new()),
+                    LockMark::Release => out.extend(cur.take()),
+                    _ => {}
+                }
+            } else if a.object == OBJ_LEASES as u32 {
+                let i = a.key / 32;
+                let c = cur.as_mut().expect("lease access outside the lease lock");
+                if c.last() != Some(&i) {
+                    c.push(i);
+                }
+            }
+        }
+        assert!(cur.is_none(), "lease lock still held at the end");
+        out
+    }
+
+    #[test]
+    fn entry_sections_lock_each_entry_on_its_own_and_keep_the_found_one_for_its_change() {
+        for sections in [Sections::Search, Sections::Entry] {
+            let mut s = server();
+            s.sections = sections;
+            // Three clients: the third DISCOVER searches past two used entries, then frees.
+            for (k, mac) in [[2u8, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 3]]
+                .iter()
+                .enumerate()
+            {
+                let mut f = request(DISCOVER, [0; 4], 0, &[]);
+                f[42 + 28..42 + 34].copy_from_slice(mac);
+                let cx = run(&mut s, &f, 10 * SEC * k as u64);
+                let secs = sections_of(&cx);
+                match sections {
+                    // One search section (the poll's own first, on the first packet).
+                    Sections::Search => assert!(secs.iter().any(|c| c.len() == s.leases.len())),
+                    Sections::Entry => {
+                        assert!(secs.iter().all(|c| c.len() <= 1), "{secs:?}");
+                        // The address search's last section is the entry it reserved.
+                        assert!(secs.len() >= 8 + k + 1);
+                    }
+                }
+            }
+            assert_eq!(s.leases[2].state, State::Pinging);
+        }
+    }
+
+    #[test]
+    fn hardware_addresses_are_compared_up_to_the_first_differing_word() {
+        let mut s = server();
+        // Entry 0: a client whose address shares its first word (02:11:22:33) with CMAC's and
+        // differs in the second.
+        s.leases[0] = Lease {
+            chaddr: [2, 0x11, 0x22, 0x33, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            state: State::Bound,
+            expires: u64::MAX,
+        };
+        let mut cx = Cx::new();
+        let mut want = [0u8; 16];
+        want[..6].copy_from_slice(&CMAC);
+        assert_eq!(s.find_by_chaddr(&mut cx, &want), None);
+        let reads: Vec<(u64, u32)> = cx
+            .trace()
+            .accesses
+            .iter()
+            .filter(|a| a.object == OBJ_LEASES as u32)
+            .map(|a| (a.key, a.bytes))
+            .collect();
+        // Entry 0: two words (the first equal, the second not); entries 1..8 cleared: one.
+        let mut expect = vec![(0, 8)];
+        expect.extend((1..8).map(|i| (i * 32, 4)));
+        assert_eq!(reads, expect);
+    }
+
+    #[test]
+    fn sections_keyword_is_checked() {
+        let env = InitEnv::default();
+        let conf = "SERVER 10.0.0.1, MAC 00:00:c0:ae:67:ef, POOL 10.0.1.0, SECTIONS";
+        assert!(make(&format!("{conf} entry"), &env).is_ok());
+        assert!(make(&format!("{conf} search"), &env).is_ok());
+        let e = make(&format!("{conf} lines"), &env).err().unwrap();
+        assert!(e.contains("SECTIONS must be 'search' or 'entry'"), "{e}");
     }
 
     proptest! {
