@@ -219,12 +219,21 @@ impl Workload {
             .unwrap_or_else(|| format!("region 0x{:x}", addr & !(REGION_BYTES - 1)))
     }
     fn push_packet(&mut self, start: usize, wire_bytes: u32) -> Result<(), String> {
-        if self.ops.len() > MAX_OPS {
+        self.push_packet_within(start, wire_bytes, MAX_OPS)
+    }
+
+    fn push_packet_within(
+        &mut self,
+        start: usize,
+        wire_bytes: u32,
+        max_ops: usize,
+    ) -> Result<(), String> {
+        if self.ops.len() > max_ops {
             // Name the option and how far to go: "use fewer packets" left the user guessing,
             // and the thesis's UDHCP exceeds the budget with the default 2,000 packets.
             let k = self.packets.len();
             return Err(format!(
-                "workload.packets (--packets): the programs of the first {} packets already exceed the {MAX_OPS} operations a workload may hold (about {} per packet here); use --packets {k} or fewer",
+                "workload.packets (--packets): the programs of the first {} packets already exceed the {max_ops} operations a workload may hold (about {} per packet here); use --packets {k} or fewer",
                 k + 1,
                 self.ops.len() / (k + 1)
             ));
@@ -577,6 +586,29 @@ pub(crate) fn splitmix(x: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_workload_over_the_operation_budget_names_the_option_and_what_fits() {
+        // `pktflow rtc udhcp` once refused its default with "exceed 67108864 operations; use
+        // fewer packets", naming neither the option nor how far to go.
+        let mut w = Workload::default();
+        let mut err = None;
+        for _ in 0..10 {
+            let start = w.ops.len();
+            w.ops.extend([Op::Compute(1); 4]);
+            if let Err(e) = w.push_packet_within(start, 64, 10) {
+                err = Some(e);
+                break;
+            }
+        }
+        let e = err.expect("the budget is exceeded");
+        assert_eq!(
+            e,
+            "workload.packets (--packets): the programs of the first 3 packets already exceed \
+             the 10 operations a workload may hold (about 4 per packet here); use --packets 2 \
+             or fewer"
+        );
+    }
 
     #[test]
     fn an_op_takes_eight_bytes() {
