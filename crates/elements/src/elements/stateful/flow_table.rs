@@ -15,7 +15,14 @@
 //! | [`OBJ_BUCKETS`] | chain heads | bucket × 4 |
 //! | [`OBJ_RECORDS`] | flow records | slot × record size + field offset |
 //! | [`OBJ_FLOW_LOCKS`] | per-flow locks | slot |
-//! | [`OBJ_FREE`] | free-list head | 0 |
+//! | [`OBJ_FREE`] | free-list heads | list × 4 |
+//!
+//! Free records are kept on `lists` free lists ([`FlowTable::with_free_lists`]; default 1, the
+//! one global list). With more, it is the per-thread allocator "free of conflicts" the thesis
+//! put in place of malloc/free for NetTM (section 8.3, "Improving Performance via Feedback"):
+//! the lookups take turns over the lists (lookup n uses list n mod lists, the thread contexts
+//! taking consecutive packets), a freed record joins the list of the lookup that frees it, and
+//! an empty list takes a record from the next list that has one (reading the heads it passes).
 //!
 //! Record fields used here: key at offset 0 (16 bytes), next at 16 (4), last-seen time at 24
 //! (8). The element owns the bytes from [`REC_USER`] on.
@@ -48,7 +55,10 @@ struct Rec<R> {
 pub struct FlowTable<R> {
     heads: Vec<u32>,
     recs: Vec<Rec<R>>,
-    free: Vec<u32>,
+    /// Free records, per free list.
+    free: Vec<Vec<u32>>,
+    /// Lookups so far: lookup n allocates from and frees to list n mod `free.len()`.
+    turn: u64,
     rec_bytes: u64,
     pub timeout_ns: u64,
     pub expired: u64,
@@ -73,11 +83,24 @@ impl<R: Default> FlowTable<R> {
                     data: R::default(),
                 })
                 .collect(),
-            free: (0..capacity as u32).rev().collect(),
+            free: vec![(0..capacity as u32).rev().collect()],
+            turn: 0,
             rec_bytes,
             timeout_ns,
             expired: 0,
         }
+    }
+
+    /// Spread the free records over `lists` free lists (record s on list s mod lists): a
+    /// per-thread allocator with one list per thread context. Call before the first lookup.
+    pub fn with_free_lists(mut self, lists: usize) -> Self {
+        let lists = lists.max(1);
+        let mut free = vec![Vec::new(); lists];
+        for s in (0..self.recs.len() as u32).rev() {
+            free[s as usize % lists].push(s);
+        }
+        self.free = free;
+        self
     }
 
     pub fn data(&mut self, slot: u32) -> &mut R {
@@ -85,7 +108,7 @@ impl<R: Default> FlowTable<R> {
     }
 
     pub fn live(&self) -> usize {
-        self.recs.len() - self.free.len()
+        self.recs.len() - self.free.iter().map(Vec::len).sum::<usize>()
     }
 
     /// Byte address of field `off` of record `slot` (the key of its accesses).
@@ -108,6 +131,8 @@ impl<R: Default> FlowTable<R> {
     pub fn acquire(&mut self, cx: &mut Cx, key: &FlowKey, insert: bool, now: u64) -> Option<Found> {
         lock(cx, OBJ_TABLE_LOCK, 0);
         cx.instr(20);
+        let list = (self.turn % self.free.len() as u64) as usize;
+        self.turn += 1;
         let b = (Self::hash(key) as usize) % self.heads.len();
         let bkey = b as u64 * 4;
         cx.dynamic_state(Read, OBJ_BUCKETS, bkey, 4);
@@ -141,9 +166,9 @@ impl<R: Default> FlowTable<R> {
                 let r = &mut self.recs[cur as usize];
                 r.used = false;
                 r.data = R::default();
-                self.free.push(cur);
-                cx.dynamic_state(Read, OBJ_FREE, 0, 4);
-                cx.dynamic_state(Write, OBJ_FREE, 0, 4);
+                self.free[list].push(cur);
+                cx.dynamic_state(Read, OBJ_FREE, list as u64 * 4, 4);
+                cx.dynamic_state(Write, OBJ_FREE, list as u64 * 4, 4);
                 cx.dynamic_state(Write, OBJ_RECORDS, self.addr(cur, 16), 4);
                 self.expired += 1;
             } else {
@@ -157,20 +182,28 @@ impl<R: Default> FlowTable<R> {
                 new: false,
             },
             None => {
-                cx.dynamic_state(Read, OBJ_FREE, 0, 4);
-                let slot = match (insert, self.free.pop()) {
-                    (true, Some(s)) => s,
-                    (_, s) => {
-                        if let Some(s) = s {
-                            self.free.push(s);
-                        }
-                        unlock(cx, OBJ_TABLE_LOCK, 0);
-                        return None;
+                // This lookup's list, then the next ones, to the first that has a record.
+                let n = self.free.len();
+                let mut from = None;
+                for k in 0..n {
+                    let j = (list + k) % n;
+                    cx.dynamic_state(Read, OBJ_FREE, j as u64 * 4, 4);
+                    if !self.free[j].is_empty() {
+                        from = Some(j);
+                        break;
                     }
+                    if !insert {
+                        break;
+                    }
+                }
+                let (Some(j), true) = (from, insert) else {
+                    unlock(cx, OBJ_TABLE_LOCK, 0);
+                    return None;
                 };
+                let slot = self.free[j].pop().expect("a list with a record");
                 cx.instr(24);
                 cx.dynamic_state(Read, OBJ_RECORDS, self.addr(slot, 16), 4);
-                cx.dynamic_state(Write, OBJ_FREE, 0, 4);
+                cx.dynamic_state(Write, OBJ_FREE, j as u64 * 4, 4);
                 let r = &mut self.recs[slot as usize];
                 r.key = *key;
                 r.next = self.heads[b];
@@ -236,6 +269,57 @@ impl<R: Default> FlowTable<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keys of the free-list heads a lookup touched.
+    fn heads_touched(cx: &Cx) -> Vec<u64> {
+        cx.trace()
+            .accesses
+            .iter()
+            .filter(|a| a.object == OBJ_FREE as u32)
+            .map(|a| a.key)
+            .collect()
+    }
+
+    #[test]
+    fn per_thread_free_lists_give_consecutive_lookups_heads_of_their_own() {
+        // One list: every insert reads and writes head 0.
+        let mut t: FlowTable<u32> = FlowTable::new(64, 16, 64, 1000);
+        for k in 0..4u8 {
+            let mut cx = Cx::new();
+            let f = t.acquire(&mut cx, &[k; 13], true, 0).unwrap();
+            t.release(&mut cx, f.slot);
+            assert_eq!(heads_touched(&cx), vec![0, 0]);
+        }
+        // Four lists: lookup n uses head n mod 4, so four inserts in flight touch four words.
+        let mut t: FlowTable<u32> = FlowTable::new(64, 16, 64, 1000).with_free_lists(4);
+        for k in 0..8u8 {
+            let mut cx = Cx::new();
+            let f = t.acquire(&mut cx, &[k; 13], true, 0).unwrap();
+            t.release(&mut cx, f.slot);
+            let h = (k as u64 % 4) * 4;
+            assert_eq!(heads_touched(&cx), vec![h, h]);
+            assert_eq!(
+                f.slot as u64 % 4,
+                k as u64 % 4,
+                "list k holds records k mod 4"
+            );
+        }
+        assert_eq!(t.live(), 8);
+        // A list run dry takes from the next one, reading the heads it passes.
+        let mut t: FlowTable<u32> = FlowTable::new(64, 2, 64, 1000).with_free_lists(2);
+        let mut slots = Vec::new();
+        for k in 0..2u8 {
+            let mut cx = Cx::new();
+            slots.push(t.acquire(&mut cx, &[k; 13], true, 0).unwrap().slot);
+            t.release(&mut cx, slots[k as usize]);
+        }
+        let mut cx = Cx::new();
+        assert!(
+            t.acquire(&mut cx, &[9; 13], true, 0).is_none(),
+            "both lists empty"
+        );
+        assert_eq!(heads_touched(&cx), vec![0, 4]);
+    }
 
     #[test]
     fn insert_find_expire_and_lock_order() {

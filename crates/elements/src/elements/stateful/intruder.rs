@@ -35,7 +35,9 @@
 //! lock again to clear it and update the flow's attack counter (object 2, key flow mod 256 × 8).
 //!
 //! Keywords: `DICT` (space-separated words, default the generator's attack signatures),
-//! `SLOTS` (Intruder2, default 1024). Ports: 1 push input, 2 push outputs.
+//! `SLOTS` (Intruder2, default 1024), `FREE_LISTS` (Intruder, 1 to 64, default 1: one shared
+//! allocator under the allocator lock; more: per-thread allocators, see [`Heap`]).
+//! Ports: 1 push input, 2 push outputs.
 //! Costs: 40 instructions to parse the fragment; map: 16 to hash, 8 per node visited; list: 6
 //! per element visited; malloc/free 30 each; 1 per 4 bytes copied; dictionary search 4 per
 //! character comparison plus 10 per word and position started.
@@ -165,51 +167,95 @@ const OBJ_ALLOC_LOCK: u8 = 3;
 const OBJ_HEAP: u8 = 4;
 const MAP_BUCKETS: u64 = 256;
 
+/// Size classes an allocator list has room for (keys of one list's heads: list × this + class).
+const CLASSES: u64 = 1024;
+/// Bytes of heap address space the per-thread arenas share (one persistent-state region).
+const ARENAS_BYTES: u64 = 1 << 20;
+
 /// A segregated free-list allocator over a simulated heap (addresses only).
-#[derive(Default)]
+///
+/// `lists` 1 (the default): one allocator, under the allocator lock, its free-list heads and
+/// break (the head key 0) shared by every packet. More: the per-thread allocator "free of
+/// conflicts" the thesis put in place of malloc/free for NetTM (section 8.3): packet n uses
+/// allocator n mod lists (the thread contexts taking consecutive packets), each with its own
+/// heads and its own arena (`ARENAS_BYTES / lists` apart), and takes no lock; a block is freed
+/// to the allocator of the packet that frees it.
 struct Heap {
-    free: HashMap<u64, Vec<u64>>,
-    top: u64,
+    free: HashMap<(u64, u64), Vec<u64>>,
+    tops: Vec<u64>,
+    /// The allocator the current packet uses.
+    cur: u64,
 }
 
 impl Heap {
+    fn new(lists: usize) -> Heap {
+        Heap {
+            free: HashMap::new(),
+            tops: vec![0; lists.max(1)],
+            cur: 0,
+        }
+    }
+    /// Packet `n` is being processed: allocator `n mod lists` serves it.
+    fn begin_packet(&mut self, n: u64) {
+        self.cur = n % self.tops.len() as u64;
+    }
+    fn shared(&self) -> bool {
+        self.tops.len() == 1
+    }
     fn class(bytes: usize) -> u64 {
         (bytes as u64 + 8).div_ceil(16)
     }
+    fn head(&self, c: u64) -> u64 {
+        (self.cur * CLASSES + c) * 4
+    }
     fn malloc(&mut self, cx: &mut Cx, bytes: usize) -> u64 {
         let c = Self::class(bytes);
-        lock(cx, OBJ_ALLOC_LOCK, 0);
+        if self.shared() {
+            lock(cx, OBJ_ALLOC_LOCK, 0);
+        }
         cx.instr(30);
-        cx.dynamic_state(Read, OBJ_FREELISTS, c * 4, 4);
-        let addr = match self.free.get_mut(&c).and_then(|v| v.pop()) {
+        cx.dynamic_state(Read, OBJ_FREELISTS, self.head(c), 4);
+        let addr = match self.free.get_mut(&(self.cur, c)).and_then(|v| v.pop()) {
             Some(a) => {
                 cx.dynamic_state(Read, OBJ_HEAP, a, 4);
-                cx.dynamic_state(Write, OBJ_FREELISTS, c * 4, 4);
+                cx.dynamic_state(Write, OBJ_FREELISTS, self.head(c), 4);
                 a
             }
             None => {
-                let a = self.top;
-                self.top += c * 16;
-                cx.dynamic_state(Read, OBJ_FREELISTS, 0, 4);
-                cx.dynamic_state(Write, OBJ_FREELISTS, 0, 4);
+                let arena = self.cur * (ARENAS_BYTES / self.tops.len() as u64);
+                let top = &mut self.tops[self.cur as usize];
+                let a = arena + *top;
+                *top += c * 16;
+                cx.dynamic_state(Read, OBJ_FREELISTS, self.head(0), 4);
+                cx.dynamic_state(Write, OBJ_FREELISTS, self.head(0), 4);
                 a
             }
         };
         cx.dynamic_state(Write, OBJ_HEAP, addr, 8); // chunk header
-        unlock(cx, OBJ_ALLOC_LOCK, 0);
+        if self.shared() {
+            unlock(cx, OBJ_ALLOC_LOCK, 0);
+        }
         addr + 8
     }
     fn free(&mut self, cx: &mut Cx, addr: u64, bytes: usize) {
         let c = Self::class(bytes);
         let a = addr - 8;
-        lock(cx, OBJ_ALLOC_LOCK, 0);
+        if self.shared() {
+            lock(cx, OBJ_ALLOC_LOCK, 0);
+        }
         cx.instr(30);
         cx.dynamic_state(Read, OBJ_HEAP, a, 8);
-        cx.dynamic_state(Read, OBJ_FREELISTS, c * 4, 4);
+        cx.dynamic_state(Read, OBJ_FREELISTS, self.head(c), 4);
         cx.dynamic_state(Write, OBJ_HEAP, a, 4);
-        cx.dynamic_state(Write, OBJ_FREELISTS, c * 4, 4);
-        self.free.entry(c).or_default().push(a);
-        unlock(cx, OBJ_ALLOC_LOCK, 0);
+        cx.dynamic_state(Write, OBJ_FREELISTS, self.head(c), 4);
+        self.free.entry((self.cur, c)).or_default().push(a);
+        if self.shared() {
+            unlock(cx, OBJ_ALLOC_LOCK, 0);
+        }
+    }
+    /// Heap bytes handed out so far (every arena's break).
+    fn bytes(&self) -> u64 {
+        self.tops.iter().sum()
     }
 }
 
@@ -234,20 +280,26 @@ struct Pending {
 struct Intruder {
     dict: Vec<Vec<u8>>,
     heap: Heap,
+    /// Packets pushed so far (the allocator of packet n: [`Heap::begin_packet`]).
+    packets: u64,
     map: HashMap<(u32, u16), Pending>,
-    bucket_len: HashMap<u64, u32>,
+    /// Each bucket's chain: its nodes' heap addresses, head first (new nodes go to the head).
+    chains: HashMap<u64, Vec<u64>>,
     messages: u64,
     attacks: u64,
 }
 
 fn make1(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
-    let (a, dict) = dictionary(config, "IntruderDetector", &["DICT"])?;
+    const C: &str = "IntruderDetector";
+    let (mut a, dict) = dictionary(config, C, &["DICT", "FREE_LISTS"])?;
+    let lists = super::bounded(C, "FREE_LISTS", a.keyword("FREE_LISTS"), 1, 64)? as usize;
     a.finish()?;
     Ok(Box::new(Intruder {
         dict,
-        heap: Heap::default(),
+        heap: Heap::new(lists),
+        packets: 0,
         map: HashMap::new(),
-        bucket_len: HashMap::new(),
+        chains: HashMap::new(),
         messages: 0,
         attacks: 0,
     }))
@@ -265,6 +317,8 @@ impl Element for Intruder {
         self.map.values().map(|p| p.frags.len()).sum()
     }
     fn push(&mut self, _port: usize, p: Packet, cx: &mut Cx) {
+        self.heap.begin_packet(self.packets);
+        self.packets += 1;
         cx.instr(40);
         cx.read_pkt(46.min(p.len() as u32));
         let (f, data) = match parse_frag(p.data()) {
@@ -279,20 +333,14 @@ impl Element for Intruder {
         lock(cx, OBJ_DECODER_LOCK, 0);
         cx.instr(16);
         cx.dynamic_state(Read, OBJ_MAP, b * 4, 4);
-        let chain = *self.bucket_len.get(&b).unwrap_or(&0);
-        // Walk the bucket's chain (nodes in the heap) up to the message's node.
-        let nodes: Vec<u64> = self
-            .map
-            .iter()
-            .filter(|(k, _)| bucket(k.0, k.1) == b)
-            .map(|(_, v)| v.node)
-            .collect();
+        // Walk the bucket's chain (nodes in the heap, head first) up to the message's node, or
+        // all of it. (The chain's order once came from a std HashMap's iteration, which differs
+        // from process to process: the same trace gave different programs.)
         let pos = self.map.get(&key).map(|v| v.node);
-        for (i, n) in nodes.iter().enumerate().take(chain as usize) {
+        for n in self.chains.get(&b).map(Vec::as_slice).unwrap_or(&[]) {
             cx.instr(8);
             cx.dynamic_state(Read, OBJ_HEAP, *n, 8);
             if Some(*n) == pos {
-                let _ = i;
                 break;
             }
         }
@@ -310,7 +358,7 @@ impl Element for Intruder {
             cx.instr(20);
             cx.dynamic_state(Write, OBJ_HEAP, node, 16);
             cx.dynamic_state(Write, OBJ_MAP, b * 4, 4);
-            *self.bucket_len.entry(b).or_default() += 1;
+            self.chains.entry(b).or_default().insert(0, node);
             self.map.insert(
                 key,
                 Pending {
@@ -347,7 +395,10 @@ impl Element for Intruder {
         }
         // Complete: reassemble into a new buffer, free the list, the copies and the node.
         let pd = self.map.remove(&key).expect("present");
-        *self.bucket_len.get_mut(&b).expect("counted") -= 1;
+        self.chains
+            .get_mut(&b)
+            .expect("chained")
+            .retain(|&n| n != pd.node);
         cx.dynamic_state(Write, OBJ_MAP, b * 4, 4);
         let buf = self.heap.malloc(cx, pd.len.max(1));
         let mut msg = vec![0u8; pd.len];
@@ -374,7 +425,7 @@ impl Element for Intruder {
         }
     }
     fn stats(&self) -> serde_json::Value {
-        serde_json::json!({"messages": self.messages, "attacks": self.attacks, "pending_messages": self.map.len(), "heap_bytes": self.heap.top})
+        serde_json::json!({"messages": self.messages, "attacks": self.attacks, "pending_messages": self.map.len(), "heap_bytes": self.heap.bytes()})
     }
     fn code_size(&self) -> u32 {
         1800
@@ -545,6 +596,44 @@ impl Element for Intruder2 {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn per_thread_allocators_take_no_lock_and_keep_their_own_heads_and_arenas() {
+        for lists in [1usize, 8] {
+            let mut h = Heap::new(lists);
+            let mut seen = Vec::new();
+            for n in 0..3u64 {
+                let mut cx = Cx::new();
+                h.begin_packet(n);
+                let a = h.malloc(&mut cx, 20);
+                h.free(&mut cx, a, 20);
+                let acc = &cx.trace().accesses;
+                let locked = acc.iter().any(|x| x.object == OBJ_ALLOC_LOCK as u32);
+                assert_eq!(locked, lists == 1, "the allocator lock only when shared");
+                let heads: Vec<u64> = acc
+                    .iter()
+                    .filter(|x| x.object == OBJ_FREELISTS as u32)
+                    .map(|x| x.key)
+                    .collect();
+                seen.push((a, heads));
+            }
+            if lists == 1 {
+                // One allocator: the block freed by packet 0 is reused by packets 1 and 2.
+                assert!(seen.iter().all(|s| s.0 == seen[0].0));
+            } else {
+                // Packet n: allocator n, its own arena and heads.
+                for (n, (a, heads)) in seen.iter().enumerate() {
+                    let base = n as u64 * (ARENAS_BYTES / 8);
+                    assert!(*a >= base && *a < base + ARENAS_BYTES / 8, "{a:#x}");
+                    assert!(
+                        heads.iter().all(|k| k / 4 / CLASSES == n as u64),
+                        "{heads:?}"
+                    );
+                }
+            }
+        }
+    }
+
     use super::*;
     use crate::elements::stateful::testutil::ipv4_frame;
     use proptest::prelude::*;
@@ -606,6 +695,42 @@ mod tests {
                 "attack goes to output 1"
             );
             assert_eq!(e.held(), 0);
+        }
+    }
+
+    #[test]
+    fn two_detectors_fed_the_same_fragments_record_the_same_programs() {
+        // 600 half-arrived messages over 256 buckets, then their second halves: chains of
+        // several nodes, walked in an order that must not depend on a HashMap's seed.
+        let mut frames = Vec::new();
+        for second in [false, true] {
+            for flow in 0..600u32 {
+                let (i, off, d): (u8, u16, &[u8]) = if second {
+                    (1, 3, b"def")
+                } else {
+                    (0, 0, b"abc")
+                };
+                frames.push(frag(flow, 7, i, 2, 6, off, d));
+            }
+        }
+        let programs = |mut e: Box<dyn Element>| -> Vec<(u32, u64, u32)> {
+            let mut all = Vec::new();
+            for f in &frames {
+                let mut cx = Cx::new();
+                e.push(0, Packet::from_bytes(f), &mut cx);
+                all.extend(
+                    cx.trace()
+                        .accesses
+                        .iter()
+                        .map(|a| (a.object, a.key, a.at_instr)),
+                );
+            }
+            all
+        };
+        for conf in ["", "FREE_LISTS 8"] {
+            let a = programs(make1(conf, &InitEnv::default()).unwrap());
+            let b = programs(make1(conf, &InitEnv::default()).unwrap());
+            assert!(a == b, "the programs differ ({conf})");
         }
     }
 

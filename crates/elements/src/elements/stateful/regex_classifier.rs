@@ -21,7 +21,8 @@
 //! Keywords: `PATTERN` (default the l7-filter HTTP pattern), `LIMIT` (bytes reassembled, default
 //! 500), `BUCKETS` (default 1024), `FLOWS` (records, default 4096), `TIMEOUT` (idle seconds
 //! before a flow is removed, default 60), `BUDGET` (regular-expression steps per search, default
-//! 200000).
+//! 200000), `FREE_LISTS` (1 to 64, default 1: the flow records' free lists; more is a
+//! per-thread allocator, see flow_table.rs).
 //! Ports: 1 push input, 1 push output.
 //! Costs: 30 instructions to parse; the flow table's costs; 24 for the counters and rate
 //! window; 3 per 32-bit word appended to the buffer; 6 per step of the regular-expression
@@ -78,7 +79,15 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse(
         C,
         config,
-        &["PATTERN", "LIMIT", "BUCKETS", "FLOWS", "TIMEOUT", "BUDGET"],
+        &[
+            "PATTERN",
+            "LIMIT",
+            "BUCKETS",
+            "FLOWS",
+            "TIMEOUT",
+            "BUDGET",
+            "FREE_LISTS",
+        ],
     );
     let pattern = a
         .keyword("PATTERN")
@@ -89,16 +98,12 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let buckets = super::bounded(C, "BUCKETS", a.keyword("BUCKETS"), 1024, 1 << 20)? as usize;
     let flows = super::bounded(C, "FLOWS", a.keyword("FLOWS"), 4096, 1 << 20)? as usize;
     let timeout = super::bounded(C, "TIMEOUT", a.keyword("TIMEOUT"), 60, 86_400 * 365)?;
+    let lists = super::bounded(C, "FREE_LISTS", a.keyword("FREE_LISTS"), 1, 64)? as usize;
     let budget = super::bounded(C, "BUDGET", a.keyword("BUDGET"), 200_000, 1 << 32)?;
     a.finish()?;
-    Ok(Box::new(Classifier::new(
-        re,
-        limit,
-        buckets,
-        flows,
-        timeout * 1_000_000_000,
-        budget,
-    )))
+    let mut el = Classifier::new(re, limit, buckets, flows, timeout * 1_000_000_000, budget);
+    el.table = el.table.with_free_lists(lists);
+    Ok(Box::new(el))
 }
 
 impl Classifier {

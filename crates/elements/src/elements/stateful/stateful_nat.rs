@@ -21,7 +21,8 @@
 //!
 //! Keywords: `PUBLIC` (address, required), `PORT_BASE` (default 50000), `BUCKETS` (default
 //! 1024), `FLOWS` (default 4096, at most 65536 − PORT_BASE), `TIMEOUT` (idle seconds, default
-//! 60).
+//! 60), `FREE_LISTS` (1 to 64, default 1: the flow records' free lists; more is a per-thread
+//! allocator, see flow_table.rs).
 //! Ports: 2 push inputs, 2 push outputs.
 //! Costs: 30 instructions to parse; the flow table's; 40 to rewrite and fix checksums; 24 for
 //! counters and rate. Record fields (after the table's): bytes (+0, 8 B), packets (+8, 8 B),
@@ -65,7 +66,14 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let mut a = Args::parse(
         C,
         config,
-        &["PUBLIC", "PORT_BASE", "BUCKETS", "FLOWS", "TIMEOUT"],
+        &[
+            "PUBLIC",
+            "PORT_BASE",
+            "BUCKETS",
+            "FLOWS",
+            "TIMEOUT",
+            "FREE_LISTS",
+        ],
     );
     let public = a
         .keyword_or_positional("PUBLIC")
@@ -75,14 +83,17 @@ fn make(config: &str, _env: &InitEnv) -> Result<Box<dyn Element>, String> {
     let flows = super::bounded(C, "FLOWS", a.keyword("FLOWS"), 4096, 65_536 - port_base)? as usize;
     let buckets = super::bounded(C, "BUCKETS", a.keyword("BUCKETS"), 1024, 1 << 20)? as usize;
     let timeout = super::bounded(C, "TIMEOUT", a.keyword("TIMEOUT"), 60, 86_400 * 365)?;
+    let lists = super::bounded(C, "FREE_LISTS", a.keyword("FREE_LISTS"), 1, 64)? as usize;
     a.finish()?;
-    Ok(Box::new(Nat::new(
+    let mut el = Nat::new(
         public,
         port_base as u16,
         buckets,
         flows,
         timeout * 1_000_000_000,
-    )))
+    );
+    el.table = el.table.with_free_lists(lists);
+    Ok(Box::new(el))
 }
 
 fn put16(d: &mut [u8], at: usize, v: u16) {
