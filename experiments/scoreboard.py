@@ -156,6 +156,7 @@ def main(argv=None) -> int:
     if a.json:
         _ui.emit_json([{k: r[k] for k in ("seed", *common.KEYS)} for r in all_rows], record=False)
     else:
+        from rich.markup import escape
         from rich.table import Table
 
         for s, mod in mods.items():
@@ -165,7 +166,8 @@ def main(argv=None) -> int:
             for col in common.KEYS:
                 t.add_column(col)
             for r in rows:
-                t.add_row(*(_cell(r[k]) for k in common.KEYS))
+                # Cells are text, not rich markup ("sram_bus[half0.read]" must print whole).
+                t.add_row(*(escape(_cell(r[k])) for k in common.KEYS))
             _ui.console.print(t)
     if md_path:
         with _ui.atomic_write(md_path) as fh:

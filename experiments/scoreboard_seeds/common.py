@@ -124,11 +124,26 @@ class Context:
     fresh: bool = False
     _memo: dict = field(default_factory=dict)
 
+    def path_of(self, name: str) -> Path:
+        """Where the result of run ``name`` is kept."""
+        return self.out / (re.sub(r"[^A-Za-z0-9_.-]+", "_", name) + ".json")
+
+    def is_cached(self, name: str) -> bool:
+        """Whether ``cached(name, ...)`` would load a kept result instead of running (so a seed
+        module can hand only the other runs to a process pool)."""
+        if name in self._memo:
+            return True
+        if self.fresh:
+            return False
+        try:
+            return json.loads(self.path_of(name).read_text()).get("seed") == self.seed
+        except (OSError, ValueError, AttributeError):
+            return False
+
     def cached(self, name: str, fn: Callable[[], Any]) -> Any:
         if name in self._memo:
             return self._memo[name]
-        safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
-        path = self.out / f"{safe}.json"
+        path = self.path_of(name)
         if path.is_file() and not self.fresh:
             try:
                 doc = json.loads(path.read_text())
