@@ -523,7 +523,11 @@ pub fn explore(
             Some(Err(_)) if cancelled => interrupted = true,
             Some(Err(x)) => return Err(x),
             Some(Ok(pt)) => {
-                if j.baseline || (j.pes == e.baseline_pes && j.rep == Replication::None) {
+                // The sweep's own point is the baseline only without transformations (with them it
+                // is the transformed application; the baseline job measured it apart).
+                if j.baseline
+                    || (base_in_sweep && j.pes == e.baseline_pes && j.rep == Replication::None)
+                {
                     base = Some(pt.packets_per_second);
                 }
                 if !j.baseline {
