@@ -29,6 +29,7 @@ import json
 import math
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Optional
@@ -122,6 +123,8 @@ class Context:
     seed: int = 1
     step: Callable[[str], None] = lambda label: None
     fresh: bool = False
+    #: Wall seconds the runs took when they were measured (kept runs count their own time).
+    run_seconds: float = 0.0
     _memo: dict = field(default_factory=dict)
 
     def path_of(self, name: str) -> Path:
@@ -140,7 +143,9 @@ class Context:
         except (OSError, ValueError, AttributeError):
             return False
 
-    def cached(self, name: str, fn: Callable[[], Any]) -> Any:
+    def cached(self, name: str, fn: Callable[[], Any], seconds: Optional[float] = None) -> Any:
+        """``fn()``'s result, kept as ``name``; ``seconds``: the run's wall time when ``fn`` only
+        hands over a result measured elsewhere (a process pool)."""
         if name in self._memo:
             return self._memo[name]
         path = self.path_of(name)
@@ -149,14 +154,18 @@ class Context:
                 doc = json.loads(path.read_text())
                 if doc.get("seed") == self.seed:
                     self._memo[name] = doc["value"]
+                    self.run_seconds += float(doc.get("seconds", 0.0))
                     return doc["value"]
             except (OSError, ValueError, KeyError):
                 pass
         self.step(name)
+        t0 = time.monotonic()
         value = fn()
+        seconds = time.monotonic() - t0 if seconds is None else float(seconds)
+        self.run_seconds += seconds
         self.out.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"seed": self.seed, "value": value}, default=str))
+        tmp.write_text(json.dumps({"seed": self.seed, "seconds": seconds, "value": value}, default=str))
         os.replace(tmp, path)
         self._memo[name] = value
         return value

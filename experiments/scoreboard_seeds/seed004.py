@@ -384,7 +384,7 @@ def _run_jobs(ctx: common.Context, jobs: list[tuple[str, str, dict]]) -> dict[st
             for fut in cf.as_completed(futs):
                 n = futs[fut]
                 v = fut.result()
-                out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda v=v: v)
+                out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda v=v: v, seconds=_as_dict(v).get("_seconds"))
         except BaseException:
             procs = list((getattr(ex, "_processes", None) or {}).values())
             ex.shutdown(wait=False, cancel_futures=True)
@@ -399,7 +399,7 @@ def _run_jobs(ctx: common.Context, jobs: list[tuple[str, str, dict]]) -> dict[st
             out[n] = ctx.cached(n, lambda f=f, kw=kw: _run((f, kw)))
         else:
             v = _run((f, kw))
-            out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda v=v: v)
+            out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda v=v: v, seconds=_as_dict(v).get("_seconds"))
     return out
 
 
