@@ -117,8 +117,8 @@ def compare_cmd(
         t.add_row(
             escape(x["label"]),
             x["engine"],
-            f"{x['packets_per_second'] / 1e3:,.1f}",
-            f"{x['gbps']:.3f}",
+            _kpps(x["packets_per_second"]),
+            f"{x['gbps']:.3g}",
             escape(f"{b['what']} ({100 * b['share']:.0f}%)" if b else "-"),
         )
     console.print(t)
@@ -127,6 +127,13 @@ def compare_cmd(
         console.print(f"plot written to {plot}")
     if r.get("interrupted"):
         raise _ui.Interrupted()
+
+
+def _kpps(pps: float) -> str:
+    """Thousands of packets per second with at least three significant digits: 141 packets/s
+    printed as 0.1 (and 0.0 below 50) before."""
+    k = pps / 1e3
+    return f"{k:,.1f}" if k >= 100 else f"{k:.3g}"
 
 
 def register(app: typer.Typer) -> None:

@@ -677,11 +677,45 @@ pub fn recommend(rows: &[Row]) -> (Option<Model>, String) {
             .filter(|(r, _)| r.model != best.model)
             .filter(|(r, _)| best.model == Model::Pipeline || r.model == Model::Pipeline),
     );
+    // A winner needs a margin larger than the searches' own spread: the best's lowest possible
+    // rate (its bracket's sustainable end) above every other's highest (the failing end).
+    let span = |r: &Row, p: f64| r.bracket_pps.map_or([p, p], |b| [b[0].min(p), b[1].max(p)]);
+    let [best_lo, _] = span(best, bp);
+    let tie = first_max(
+        rated
+            .iter()
+            .copied()
+            .filter(|(r, _)| r.model != best.model)
+            .map(|(r, p)| (r, span(r, p)[1])),
+    )
+    .filter(|(_, hi)| *hi >= best_lo);
+    if let Some((o, _)) = tie {
+        let op = o.packets_per_second.unwrap_or(0.0);
+        return (
+            Some(best.model),
+            format!(
+                "no clear winner: {} {} and {} {} packets/s are within their searches' brackets of each other; a smaller --precision separates them",
+                best.label,
+                fmt_rate(bp),
+                o.label,
+                fmt_rate(op)
+            ),
+        );
+    }
     let versus = match other {
         Some((o, op)) => format!(": {:.2}x {}", bp / op, o.model.words()),
         None => String::new(),
     };
     (Some(best.model), format!("{}{versus}{bound}", best.label))
+}
+
+/// A rate with at least 3 significant digits ("141", "626300").
+fn fmt_rate(p: f64) -> String {
+    if p >= 100.0 {
+        format!("{p:.0}")
+    } else {
+        format!("{p:.3}")
+    }
 }
 
 #[cfg(test)]
@@ -714,14 +748,35 @@ mod tests {
         assert_eq!(b, Some(Model::Pipeline));
         assert_eq!(s, "pipeline: 2.50x run-to-completion with locks");
         assert_eq!(recommend(&[r(Model::RtcTm, None)]).0, None);
-        // Equal rates: the first model in order wins.
+        // Equal rates: no winner.
         let rows = vec![
             r(Model::Pipeline, Some(100.0)),
             r(Model::RtcLocks, Some(100.0)),
         ];
-        assert_eq!(
-            recommend(&rows).1,
-            "pipeline: 1.00x run-to-completion with locks"
+        assert!(recommend(&rows)
+            .1
+            .starts_with("no clear winner: pipeline 100 and"));
+    }
+
+    #[test]
+    fn a_winner_needs_a_margin_beyond_the_search_brackets() {
+        // `compare --arch npire` declared winners at 1.00x-1.01x: 101 against 100 where each
+        // search only knows its rate within a 2% bracket.
+        let mut a = r(Model::Pipeline, Some(100.0));
+        a.bracket_pps = Some([100.0, 102.0]);
+        let mut b = r(Model::RtcLocks, Some(101.0));
+        b.bracket_pps = Some([101.0, 103.0]);
+        let (best, s) = recommend(&[a.clone(), b.clone()]);
+        assert_eq!(best, Some(Model::RtcLocks));
+        assert!(s.starts_with("no clear winner: "), "{s}");
+        assert!(s.contains("--precision"), "{s}");
+        // Brackets apart: a winner, with its factor.
+        b.packets_per_second = Some(110.0);
+        b.bracket_pps = Some([110.0, 112.0]);
+        let (_, s) = recommend(&[a, b]);
+        assert!(
+            s.starts_with("run-to-completion with locks: 1.10x pipeline"),
+            "{s}"
         );
     }
 
@@ -798,6 +853,11 @@ mod tests {
             assert!(r.binding.is_some() && r.gbps.unwrap() > 0.0, "{}", r.label);
         }
         assert!(c.best.is_some());
-        assert!(c.recommendation.contains('x'), "{}", c.recommendation);
+        // Locks and transactions tie on echo: no winner is declared between them.
+        assert!(
+            c.recommendation.starts_with("no clear winner: "),
+            "{}",
+            c.recommendation
+        );
     }
 }
