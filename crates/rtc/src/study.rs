@@ -378,12 +378,11 @@ mod tests {
         }
         // The trie: more budget, fewer false conflicts; a budget it does not need is left
         // unused (step 5 stops at zero false conflicts on the training trace, steps 6 and 7
-        // prune it to under 100 bits, appendix A).
+        // prune what it grew, appendix A). nat-nt's per-thread free lists (8 heads) make it grow
+        // to a few hundred bits and keep about 130 after pruning (the thesis's NAT plateaus at
+        // 161 bits, Figure A.5); with one shared list it kept under 100.
         assert!(rate(SignatureKind::Trie, 16) >= rate(SignatureKind::Trie, 64));
-        assert_eq!(
-            rate(SignatureKind::Trie, 64),
-            rate(SignatureKind::Trie, 4096)
-        );
+        assert!(rate(SignatureKind::Trie, 64) >= rate(SignatureKind::Trie, 4096));
         let trie = |b: u32| {
             r.points
                 .iter()
@@ -391,8 +390,10 @@ mod tests {
                 .unwrap()
         };
         let big = trie(4096);
-        assert!(big.signature_bits < 100, "{}", big.signature_bits);
         let steps = big.trie_refinement.as_ref().unwrap();
+        assert!(steps.bits_after_steps[1] < 4096, "{:?}", steps.bits_after_steps);
+        assert!(big.signature_bits <= steps.bits_after_steps[1]);
+        assert!(big.signature_bits < 200, "{}", big.signature_bits);
         assert!(steps.training_false_conflicts[0] > 0);
         assert_eq!(steps.training_false_conflicts[1..], [0; 3]);
         assert!(trie(16).trie_refinement.as_ref().unwrap().bits_after_steps[1] == 16);
