@@ -48,8 +48,15 @@ def _imports(folder: Path) -> set[str]:
 
 
 def _third_party(mods: set[str]) -> set[str]:
-    # The package itself, the tests' own helper modules (tests/*.py), and tomli (3.10 only).
-    local = {"pktflow", "tomli"} | {f.stem for f in (ROOT / "tests").glob("*.py")}
+    # The package itself, the tests' own helper modules (tests/*.py), the experiments' modules
+    # and packages (the scoreboard imports experiment scripts), and tomli (3.10 only).
+    exp = ROOT / "experiments"
+    local = (
+        {"pktflow", "tomli"}
+        | {f.stem for f in (ROOT / "tests").glob("*.py")}
+        | {f.stem for f in exp.glob("*.py")}
+        | {d.name for d in exp.iterdir() if (d / "__init__.py").is_file()}
+    )
     return {m for m in mods if m not in sys.stdlib_module_names and m not in local and not m.startswith("_")}
 
 

@@ -58,12 +58,8 @@ another.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
-import json
 import math
-import multiprocessing as mp
 import os
-import re
 from typing import Any, Callable, Optional
 
 from scoreboard_seeds import common
@@ -372,34 +368,25 @@ def _workers() -> int:
 
 def _run_jobs(ctx: common.Context, jobs: list[tuple[str, str, dict]]) -> dict[str, Any]:
     """``{name: result}`` for jobs ``(name, function name, kwargs)``, each through
-    ``ctx.cached``; those not cached yet run on a process pool in the order given (slowest first).
-    A job that fails (``PktflowError``) gives ``{"error": ...}``, not cached."""
+    ``ctx.cached``; those not cached yet run on the machine's cores (``pktflow.sweep.pool``) in
+    the order given (slowest first), each kept as it finishes. A job that fails
+    (``PktflowError``) gives ``{"error": ...}``, not cached."""
+    from pktflow.sweep.pool import map_ordered
+
     out: dict[str, Any] = {}
     todo = [(n, f, kw) for n, f, kw in jobs if not ctx.is_cached(n)]
-    workers = min(_workers(), len(todo))
-    if workers > 1:
-        ex = cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"))
-        try:
-            futs = {ex.submit(_run, (f, kw)): n for n, f, kw in todo}
-            for fut in cf.as_completed(futs):
-                n = futs[fut]
-                v = fut.result()
-                out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda v=v: v, seconds=_as_dict(v).get("_seconds"))
-        except BaseException:
-            procs = list((getattr(ex, "_processes", None) or {}).values())
-            ex.shutdown(wait=False, cancel_futures=True)
-            for p in procs:
-                p.terminate()
-            raise
-        ex.shutdown(wait=True)
+
+    def keep(i: int, v: Any) -> None:
+        n = todo[i][0]
+        out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda: v, seconds=_as_dict(v).get("_seconds"))
+
+    if todo:
+        map_ordered(
+            _run, [((f, kw),) for _, f, kw in todo], workers=min(_workers(), len(todo)), on_result=keep, progress=False
+        )
     for n, f, kw in jobs:
-        if n in out:
-            continue
-        if ctx.is_cached(n):
+        if n not in out:
             out[n] = ctx.cached(n, lambda f=f, kw=kw: _run((f, kw)))
-        else:
-            v = _run((f, kw))
-            out[n] = v if "error" in _as_dict(v) else ctx.cached(n, lambda v=v: v, seconds=_as_dict(v).get("_seconds"))
     return out
 
 

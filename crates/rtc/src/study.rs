@@ -391,7 +391,11 @@ mod tests {
         };
         let big = trie(4096);
         let steps = big.trie_refinement.as_ref().unwrap();
-        assert!(steps.bits_after_steps[1] < 4096, "{:?}", steps.bits_after_steps);
+        assert!(
+            steps.bits_after_steps[1] < 4096,
+            "{:?}",
+            steps.bits_after_steps
+        );
         assert!(big.signature_bits <= steps.bits_after_steps[1]);
         assert!(big.signature_bits < 200, "{}", big.signature_bits);
         assert!(steps.training_false_conflicts[0] > 0);
