@@ -617,6 +617,13 @@ def row(*ids: str):
     return deco
 
 
+def _absent(paper, reason):
+    def fn(rid, text, S, G):
+        return common.absent(rid, text, paper, reason)
+
+    return fn
+
+
 def _bound(s: dict) -> str:
     return f"{s['bound']}" if s.get("bound") else "no bound reported"
 
@@ -654,16 +661,12 @@ def _i1(rid, text, S, G):
     return common.shape(rid, text, "route, ipchain 0; Classifier (and tl) the most variable", meas, holds, reason)
 
 
-@row("I2")
-def _i2(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        7.9,
-        "pktflow has no NetBench url (Boyer-Moore) and no clustering of a program's instructions into stages by "
-        "control/data-flow affinity; its pipeline mode (--mode pipeline) cuts every packet into stages of equal "
-        "instructions, balanced by construction",
-    )
+ROWS["I2"] = _absent(
+    7.9,
+    "pktflow has no NetBench url (Boyer-Moore) and no clustering of a program's instructions into stages by "
+    "control/data-flow affinity; its pipeline mode (--mode pipeline) cuts every packet into stages of equal "
+    "instructions, balanced by construction",
+)
 
 
 @row("I3")
@@ -703,26 +706,18 @@ ROWS["I7"] = _oos(
 )
 
 
-@row("I8")
-def _i8(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        "+24%",
-        "the engine always staggers the threads' stacks over the data cache (section 5.3.1's padding, docs/rtc.md "
-        "Addresses); there is no option to turn it off, and no EEMBC workload",
-    )
+ROWS["I8"] = _absent(
+    "+24%",
+    "the engine always staggers the threads' stacks over the data cache (section 5.3.1's padding, docs/rtc.md "
+    "Addresses); there is no option to turn it off, and no EEMBC workload",
+)
 
 
-@row("I9")
-def _i9(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        "CPI: private < partitioned < shared < single-threaded",
-        "the engine models one shared data cache; private and partitioned organizations are not modelled (their "
-        "area-efficiency ranking would be out of scope: FPGA area)",
-    )
+ROWS["I9"] = _absent(
+    "CPI: private < partitioned < shared < single-threaded",
+    "the engine models one shared data cache; private and partitioned organizations are not modelled (their "
+    "area-efficiency ranking would be out of scope: FPGA area)",
+)
 
 
 @row("I10")
@@ -750,16 +745,12 @@ ROWS["I11"] = _oos(
 )
 
 
-@row("I12")
-def _i12(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        0.5,
-        "no workload with a set density of load misses outside critical sections (the parametric benchmark's only "
-        "shared access is inside its global lock), and per-thread private caches of single-threaded processors are "
-        "not modelled",
-    )
+ROWS["I12"] = _absent(
+    0.5,
+    "no workload with a set density of load misses outside critical sections (the parametric benchmark's only "
+    "shared access is inside its global lock), and per-thread private caches of single-threaded processors are "
+    "not modelled",
+)
 
 
 ROWS["I13"] = _oos(
@@ -867,15 +858,11 @@ def _i23(rid, text, S, G):
     return common.shape(rid, text, "large locked and no-packet shares", meas, holds, reason)
 
 
-@row("I24")
-def _i24(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        '"dramatic" gain from 0 to 5% drops',
-        "the rate search has no drop-tolerant criterion (zero-drop, confidence90 or saturation only) and no fixed-rate "
-        "run reports the share dropped",
-    )
+ROWS["I24"] = _absent(
+    '"dramatic" gain from 0 to 5% drops',
+    "the rate search has no drop-tolerant criterion (zero-drop, confidence90 or saturation only) and no fixed-rate "
+    "run reports the share dropped",
+)
 
 
 def _s_over_rr(app, paper):
@@ -964,18 +951,16 @@ def _i31(rid, text, S, G):
     return common.shape(rid, text, "locked vanishes; squashed and hazard bubbles grow", "; ".join(parts), ok, reason)
 
 
-@row("I32")
-def _i32(rid, text, S, G):
-    return common.absent(
-        rid, text, "gains from drop tolerance under RR and S", "no drop-tolerant rate criterion (as I24)"
-    )
+ROWS["I32"] = _absent(
+    "gains from drop tolerance under RR and S",
+    "no drop-tolerant rate criterion (as I24)",
+)
 
 
-@row("I33")
-def _i33(rid, text, S, G):
-    return common.absent(
-        rid, text, "E1/E2 below S", "the extra-stage schedulers (E1/E2) are not modelled (docs/rtc.md, Schedulers)"
-    )
+ROWS["I33"] = _absent(
+    "E1/E2 below S",
+    "the extra-stage schedulers (E1/E2) are not modelled (docs/rtc.md, Schedulers)",
+)
 
 
 ROWS["I34"] = _oos("+0.5% area, -5% fmax", "FPGA area and clock frequency")
@@ -1100,25 +1085,17 @@ ROWS["I48"] = _cwa("intruder", 0.92)
 ROWS["I49"] = _cwa("udhcp", 0.79)
 
 
-@row("I50")
-def _i50(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        "TM's no-drop probability falls more gently with the rate",
-        "the confidence90 search stops each rate's runs once the 90% outcome is decided, so it gives no curve of the "
-        "probability of no drop against the rate",
-    )
+ROWS["I50"] = _absent(
+    "TM's no-drop probability falls more gently with the rate",
+    "the confidence90 search stops each rate's runs once the 90% outcome is decided, so it gives no curve of the "
+    "probability of no drop against the rate",
+)
 
 
-@row("I51")
-def _i51(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        "+4% (NAT), +31% (Classifier)",
-        "flow-affinity scheduling (packets of a flow to one CPU or thread, replicated tables) is not modelled",
-    )
+ROWS["I51"] = _absent(
+    "+4% (NAT), +31% (Classifier)",
+    "flow-affinity scheduling (packets of a flow to one CPU or thread, replicated tables) is not modelled",
+)
 
 
 @row("I52")
@@ -1407,15 +1384,11 @@ def _i71(rid, text, S, G):
     return _multi(rid, text, parts, "8 cores, mostly critical code, CM4")
 
 
-@row("I72")
-def _i72(rid, text, S, G):
-    return common.absent(
-        rid,
-        text,
-        "1 and 0.39",
-        "pktflow evaluates appendix B's formula only in a Rust test (tm::appendix_b_conflict_probability); no API "
-        "returns it, and `pktflow conflicts` counts conflicting packets, not windows holding a conflict",
-    )
+ROWS["I72"] = _absent(
+    "1 and 0.39",
+    "pktflow evaluates appendix B's formula only in a Rust test (tm::appendix_b_conflict_probability); no API "
+    "returns it, and `pktflow conflicts` counts conflicting packets, not windows holding a conflict",
+)
 
 
 @row("I73")
